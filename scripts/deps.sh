@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, from Debian's packages, only when missing.
+# Usage: scripts/deps.sh [build|test]   (test = build + the programs the tests run)
+#
+# kubectl: the tests run Debian's kubectl (package kubernetes-client). Some machines carry
+# another /usr/bin/kubectl (e.g. Google Cloud SDK's) that conflicts with the package, so the
+# package is unpacked into .deps/ instead of installed; tests use .deps/bin/kubectl.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+what=${1:-build}
+
+build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
+            libmicrohttpd-dev libssl-dev libcmocka-dev)
+test_pkgs=(python3 openssl prometheus python3-kubernetes clang libclang-rt-14-dev valgrind)
+
+pkgs=("${build_pkgs[@]}")
+[ "$what" = test ] && pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [ "$what" = test ] && [ ! -x "$here/.deps/bin/kubectl" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && apt-get download kubernetes-client >/dev/null 2>&1) || {
+    as_root apt-get update -qq
+    (cd "$tmp" && chmod 777 "$tmp" && apt-get download kubernetes-client >/dev/null)
+  }
+  dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$tmp/x"
+  mkdir -p "$here/.deps/bin"
+  cp "$tmp/x/usr/bin/kubectl" "$here/.deps/bin/kubectl"
+  echo "deps: Debian kubectl unpacked to .deps/bin/kubectl" >&2
+fi

@@ -1,0 +1,11 @@
+/* cli.h - subcommands. Each returns the process exit code. */
+#ifndef DS_CLI_H
+#define DS_CLI_H
+
+#define DS_VERSION "v0.36.0-c.1"
+#define EXIT_CONFIG 2 /* bad flag, policy, snapshot or kubeconfig */
+
+int cmd_simulate(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+#endif

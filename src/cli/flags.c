@@ -1,0 +1,202 @@
+/* flags.c - see flags.h. */
+#include "flags.h"
+
+#include "../util/timeutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void normalize(char *s) {
+  for (; *s; s++)
+    if (*s == '_')
+      *s = '-';
+}
+
+const flag_def *flags_find(const flag_def *defs, const char *name) {
+  for (; defs->name; defs++)
+    if (strcmp(defs->name, name) == 0)
+      return defs;
+  return NULL;
+}
+
+static flag_def *find_short(flag_def *defs, const char *s) {
+  for (; defs->name; defs++)
+    if (defs->shorthand && strcmp(defs->shorthand, s) == 0)
+      return defs;
+  return NULL;
+}
+
+static int parse_bool(const char *v, bool *out) {
+  static const char *t[] = {"1", "t", "T", "true", "TRUE", "True"};
+  static const char *f[] = {"0", "f", "F", "false", "FALSE", "False"};
+  for (size_t i = 0; i < 6; i++) {
+    if (!strcmp(v, t[i])) {
+      *out = true;
+      return 0;
+    }
+    if (!strcmp(v, f[i])) {
+      *out = false;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int set_value(flag_def *d, const char *v, dserr *err) {
+  char *end;
+  switch (d->kind) {
+  case FLAG_BOOL:
+    if (parse_bool(v, d->target) < 0)
+      return dserr_set(err, "invalid argument \"%s\" for \"--%s\" flag: expected true or false", v,
+                       d->name);
+    break;
+  case FLAG_STRING:
+    *(const char **)d->target = v;
+    break;
+  case FLAG_INT: {
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end)
+      return dserr_set(err, "invalid argument \"%s\" for \"--%s\" flag: expected an integer", v,
+                       d->name);
+    *(long long *)d->target = x;
+    break;
+  }
+  case FLAG_FLOAT: {
+    double x = strtod(v, &end);
+    if (!*v || *end)
+      return dserr_set(err, "invalid argument \"%s\" for \"--%s\" flag: expected a number", v,
+                       d->name);
+    *(double *)d->target = x;
+    break;
+  }
+  case FLAG_DURATION: {
+    dserr e;
+    if (duration_parse(v, d->target, &e) < 0)
+      return dserr_set(err, "invalid argument \"%s\" for \"--%s\" flag: %s", v, d->name, e.msg);
+    break;
+  }
+  }
+  d->seen = true;
+  return 0;
+}
+
+int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **positional,
+                int max_pos, int *npos, dserr *err) {
+  *npos = 0;
+  for (int i = start; i < argc; i++) {
+    char *arg = argv[i];
+    if (strcmp(arg, "--") == 0) {
+      for (i++; i < argc; i++) {
+        if (*npos >= max_pos)
+          return dserr_set(err, "unexpected argument \"%s\"", argv[i]);
+        positional[(*npos)++] = argv[i];
+      }
+      break;
+    }
+    if (arg[0] != '-' || arg[1] == 0) {
+      if (*npos >= max_pos)
+        return dserr_set(err, "unexpected argument \"%s\"", arg);
+      positional[(*npos)++] = arg;
+      continue;
+    }
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+      return 1;
+    bool is_long = arg[1] == '-';
+    char name[128];
+    const char *body = arg + (is_long ? 2 : 1);
+    const char *eq = strchr(body, '=');
+    size_t len = eq ? (size_t)(eq - body) : strlen(body);
+    if (len >= sizeof name)
+      return dserr_set(err, "unknown flag: %s", arg);
+    memcpy(name, body, len);
+    name[len] = 0;
+    normalize(name);
+    flag_def *d = NULL;
+    if (is_long) {
+      d = (flag_def *)flags_find(defs, name);
+    } else {
+      d = find_short(defs, name);
+      if (!d) /* pflag also accepts -v=3 style for long names of one letter only */
+        d = (flag_def *)flags_find(defs, name);
+    }
+    if (!d)
+      return dserr_set(err, "unknown flag: %s%s", is_long ? "--" : "-", name);
+    const char *value = eq ? eq + 1 : NULL;
+    if (!value) {
+      if (d->kind == FLAG_BOOL) {
+        value = "true";
+      } else {
+        if (i + 1 >= argc)
+          return dserr_set(err, "flag needs an argument: %s%s", is_long ? "--" : "-", name);
+        value = argv[++i];
+      }
+    }
+    if (set_value(d, value, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+void flags_usage(FILE *out, const flag_def *defs) {
+  for (; defs->name; defs++) {
+    char left[96];
+    const char *type = defs->kind == FLAG_BOOL     ? ""
+                       : defs->kind == FLAG_STRING ? " string"
+                       : defs->kind == FLAG_INT    ? " int"
+                       : defs->kind == FLAG_FLOAT  ? " float"
+                                                   : " duration";
+    if (defs->shorthand)
+      snprintf(left, sizeof left, "  -%s, --%s%s", defs->shorthand, defs->name, type);
+    else
+      snprintf(left, sizeof left, "      --%s%s", defs->name, type);
+    fprintf(out, "%-44s %s", left, defs->help);
+    if (defs->default_text)
+      fprintf(out, " (default %s)", defs->default_text);
+    fputc('\n', out);
+  }
+}
+
+int feature_gates_parse(const char *text, feature_gates *out, dserr *err) {
+  memset(out, 0, sizeof *out);
+  if (!text || !*text)
+    return 0;
+  char *copy = strdup(text), *save = NULL;
+  bool all_alpha = false, alpha_set = false, eib = false, eib_set = false;
+  int rc = 0;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    if (!*tok)
+      continue;
+    char *eq = strchr(tok, '=');
+    if (!eq) {
+      rc = dserr_set(err, "missing bool value for %s", tok);
+      break;
+    }
+    *eq = 0;
+    const char *key = tok, *val = eq + 1;
+    bool b;
+    if (parse_bool(val, &b) < 0) {
+      rc = dserr_set(err, "invalid value of %s=%s, err: strconv.ParseBool: parsing \"%s\": invalid syntax",
+                     key, val, val);
+      break;
+    }
+    if (!strcmp(key, "EvictionsInBackground")) {
+      eib = b;
+      eib_set = true;
+    } else if (!strcmp(key, "AllAlpha")) {
+      all_alpha = b;
+      alpha_set = true;
+    } else if (!strcmp(key, "AllBeta")) {
+      /* no beta gates exist */
+    } else {
+      rc = dserr_set(err, "unrecognized feature gate: %s", key);
+      break;
+    }
+  }
+  free(copy);
+  if (rc < 0)
+    return -1;
+  out->evictions_in_background = eib_set ? eib : (alpha_set && all_alpha);
+  return 0;
+}

@@ -1,0 +1,42 @@
+/* flags.h - command-line flags as upstream's (pflag) accepts them.
+ *
+ * `--name=value`, `--name value`, single-dash forms for one-letter flags (`-v 3`, `-o json`),
+ * and `_` accepted for `-` in names. Boolean flags take no value or `=true|false`. Each
+ * subcommand declares a table; flags_parse fills the targets and collects positional
+ * arguments. Errors are one line naming the flag. */
+#ifndef DS_FLAGS_H
+#define DS_FLAGS_H
+
+#include "../util/err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum { FLAG_BOOL, FLAG_STRING, FLAG_INT, FLAG_DURATION, FLAG_FLOAT } flag_kind;
+
+typedef struct {
+  const char *name;  /* long name without dashes */
+  const char *shorthand; /* one letter or NULL */
+  flag_kind kind;
+  void *target; /* bool*, const char**, long long*, int64_t* (nanoseconds), double* */
+  const char *help;
+  const char *default_text; /* shown in --help */
+  bool seen;                /* set by the parser */
+} flag_def;
+
+/* Parses argv[start..argc). Positional args are stored into positional (up to max_pos).
+ * Returns 0, 1 when --help/-h was given, or -1 with err. */
+int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **positional,
+                int max_pos, int *npos, dserr *err);
+void flags_usage(FILE *out, const flag_def *defs);
+const flag_def *flags_find(const flag_def *defs, const char *name);
+
+/* Feature gates (--feature-gates K=V,...): EvictionsInBackground (alpha, off), AllAlpha,
+ * AllBeta. Unknown keys give upstream's `unrecognized feature gate: <k>`. */
+typedef struct {
+  bool evictions_in_background;
+} feature_gates;
+int feature_gates_parse(const char *text, feature_gates *out, dserr *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* main.c - the `descheduler` command: subcommand dispatch.
+ *
+ * With no subcommand the program is upstream's descheduler (live mode, not built yet).
+ * Subcommands: simulate, version; check, verify and `profile render` are planned. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "descheduler - a Kubernetes descheduler for rebalancing KubeVirt virtual machines\n\n"
+          "Usage:\n"
+          "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
+          "                                 run one descheduling cycle on a saved cluster state\n"
+          "  descheduler version            print the version\n"
+          "  descheduler [flags]            run against a cluster (not built yet)\n"
+          "  descheduler check | verify | profile render   (not built yet)\n\n"
+          "Run 'descheduler simulate --help' for the simulate flags.\n");
+}
+
+static int not_built(const char *what) {
+  fprintf(stderr,
+          "descheduler: %s is not built yet in this version; `descheduler simulate` runs the "
+          "same cycle on a saved cluster state\n",
+          what);
+  return EXIT_CONFIG;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2) {
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "simulate"))
+      return cmd_simulate(argc, argv);
+    if (!strcmp(cmd, "version"))
+      return cmd_version(argc, argv);
+    if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
+      return not_built(cmd);
+    if (!strcmp(cmd, "profile"))
+      return not_built("profile render");
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (cmd[0] != '-') {
+      fprintf(stderr, "descheduler: unknown command \"%s\"\n\n", cmd);
+      usage(stderr);
+      return EXIT_CONFIG;
+    }
+  }
+  return not_built("live mode (running against a cluster)");
+}

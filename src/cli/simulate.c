@@ -1,0 +1,249 @@
+/* simulate.c - `descheduler simulate`: one cycle on a saved cluster state.
+ *
+ * Reads a snapshot (a v1 List as `kubectl get ... -o json|yaml` prints it), loads the policy,
+ * runs the same cycle a live run would, with an eviction sink that only records (and
+ * answers for KubeVirt as its webhook would), and prints the plan. Logs go to stderr, the
+ * plan to stdout. Exit 0 on success, 2 on bad input. */
+#include "../decode/decode.h"
+#include "../framework/framework.h"
+#include "../kubevirt/simsink.h"
+#include "../obs/log.h"
+#include "../plugins/registry.h"
+#include "../policy/policy.h"
+#include "../util/quantity.h"
+#include "../util/strbuf.h"
+#include "../util/timeutil.h"
+#include "cli.h"
+#include "flags.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const char *policy, *snapshot, *gates, *now, *output, *logging_format;
+  long long v;
+} sim_opts;
+
+static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
+  const model *m = ctx;
+  const priority_class_obj *pc = model_find_priority_class(m, name);
+  if (!pc)
+    return dserr_set(err, "priorityclasses.scheduling.k8s.io \"%s\" not found (not in the snapshot)",
+                     name);
+  *value = pc->value;
+  return 0;
+}
+
+/* requests-based usage percentages of cpu, memory and pods of one node */
+static void node_pcts(const node *n, double pct[3], bool has[3]) {
+  static const char *names[3] = {"cpu", "memory", "pods"};
+  int64_t used[3] = {0, 0, 0};
+  for (size_t i = 0; i < n->npods; i++) {
+    const pod *p = n->pods[i];
+    if (p->evicted || pod_is_terminal(p))
+      continue;
+    used[0] += res_get(&p->requests, "cpu", NULL);
+    used[1] += res_get(&p->requests, "memory", NULL);
+    used[2] += 1;
+  }
+  used[1] = quantity_units(used[1]);
+  const res_list *cap = n->allocatable.n ? &n->allocatable : &n->capacity;
+  for (int r = 0; r < 3; r++) {
+    bool found;
+    int64_t c = res_get(cap, names[r], &found);
+    if (r > 0)
+      c = quantity_units(c);
+    has[r] = found;
+    pct[r] = found && c ? (double)used[r] / (double)c * 100 : 0;
+  }
+}
+
+static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
+  static const char *names[3] = {"cpu", "memory", "pods"};
+  sb_appendc(sb, '{');
+  int first = 1;
+  for (int r = 0; r < 3; r++) {
+    if (!has[r])
+      continue;
+    sb_printf(sb, "%s\"%s\":%.2f", first ? "" : ",", names[r], pct[r]);
+    first = 0;
+  }
+  sb_appendc(sb, '}');
+}
+
+static void print_json(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3]) {
+  strbuf sb = {0};
+  sb_append(&sb, "{\"evictions\":[");
+  for (size_t i = 0; i < res->nevictions; i++) {
+    const fw_eviction *e = &res->evictions[i];
+    char ref[512];
+    sb_append(&sb, i ? ",{\"pod\":" : "{\"pod\":");
+    sb_append_json_str(&sb, pod_ref(e->pod, ref, sizeof ref));
+    sb_append(&sb, ",\"node\":");
+    sb_append_json_str(&sb, e->pod->node_name);
+    sb_append(&sb, ",\"profile\":");
+    sb_append_json_str(&sb, e->profile);
+    sb_append(&sb, ",\"plugin\":");
+    sb_append_json_str(&sb, e->plugin);
+    sb_printf(&sb, ",\"background\":%s}", e->background ? "true" : "false");
+  }
+  sb_append(&sb, "],\"nodes\":[");
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const node *n = m->nodes.items[i];
+    double after[3];
+    bool has_after[3];
+    node_pcts(n, after, has_after);
+    sb_append(&sb, i ? ",{\"name\":" : "{\"name\":");
+    sb_append_json_str(&sb, n->name);
+    sb_append(&sb, ",\"category\":");
+    sb_append_json_str(&sb, res->node_category[i] ? res->node_category[i] : "");
+    sb_append(&sb, ",\"usagePercentage\":");
+    json_pcts(&sb, before[i], has[i]);
+    sb_append(&sb, ",\"usagePercentageAfter\":");
+    json_pcts(&sb, after, has_after);
+    sb_appendc(&sb, '}');
+  }
+  sb_printf(&sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu}}\n",
+            (unsigned long long)res->evicted, (unsigned long long)res->requests);
+  fputs(sb_str(&sb), stdout);
+  sb_free(&sb);
+}
+
+static void print_text(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
+                       const sim_opts *o) {
+  printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
+  if (res->skipped)
+    printf("The cycle was skipped: it needs at least 2 ready nodes, found %zu.\n", res->nnodes);
+  printf("\nNodes (requested cpu / memory / pods, before -> after):\n");
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const node *n = m->nodes.items[i];
+    double after[3];
+    bool ha[3];
+    node_pcts(n, after, ha);
+    printf("  %-24s %-22s cpu %6.2f%% -> %6.2f%%  memory %6.2f%% -> %6.2f%%  pods %6.2f%% -> %6.2f%%\n",
+           n->name, res->node_category[i] ? res->node_category[i] : "-", before[i][0], after[0],
+           before[i][1], after[1], before[i][2], after[2]);
+    (void)has;
+  }
+  printf("\nPlan (%zu):\n", res->nevictions);
+  if (!res->nevictions)
+    printf("  nothing to evict\n");
+  for (size_t i = 0; i < res->nevictions; i++) {
+    const fw_eviction *e = &res->evictions[i];
+    char ref[512];
+    printf("  %zu. %-40s from %-20s by %s/%s%s\n", i + 1, pod_ref(e->pod, ref, sizeof ref),
+           e->pod->node_name, e->profile, e->plugin,
+           e->background ? "  (eviction request; KubeVirt live-migrates the VM)" : "");
+  }
+  printf("\nTotals: evicted=%llu requests=%llu\n", (unsigned long long)res->evicted,
+         (unsigned long long)res->requests);
+}
+
+static void sim_usage(FILE *out, const flag_def *defs) {
+  fprintf(out, "Usage: descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n\n"
+               "Runs one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
+               "`kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json` prints it)\n"
+               "and prints the plan. Nothing is evicted: no cluster is contacted.\n\nFlags:\n");
+  flags_usage(out, defs);
+}
+
+int cmd_simulate(int argc, char **argv) {
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", 0};
+  flag_def defs[] = {
+      {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
+      {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
+      {"feature-gates", NULL, FLAG_STRING, &o.gates, "comma-separated key=true|false: EvictionsInBackground, AllAlpha, AllBeta", NULL},
+      {"now", NULL, FLAG_STRING, &o.now, "the time of the cycle, RFC 3339 (pod ages are measured against it)", "the current time"},
+      {"output", "o", FLAG_STRING, &o.output, "plan format: text or json", "text"},
+      {"v", "v", FLAG_INT, &o.v, "log verbosity (klog levels; logs go to stderr)", "0"},
+      {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", "text"},
+      {NULL}};
+  const char *pos[1];
+  int npos;
+  dserr err;
+  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
+  if (rc == 1) {
+    sim_usage(stdout, defs);
+    return 0;
+  }
+  if (rc < 0) {
+    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  if (!o.policy || !*o.policy) {
+    fprintf(stderr, "descheduler simulate: --policy-config-file is required\n");
+    return EXIT_CONFIG;
+  }
+  if (!o.snapshot || !*o.snapshot) {
+    fprintf(stderr, "descheduler simulate: --snapshot is required\n");
+    return EXIT_CONFIG;
+  }
+  if (strcmp(o.output, "text") && strcmp(o.output, "json")) {
+    fprintf(stderr, "descheduler simulate: --output: expected text or json, got \"%s\"\n", o.output);
+    return EXIT_CONFIG;
+  }
+  if (strcmp(o.logging_format, "text") && strcmp(o.logging_format, "json")) {
+    fprintf(stderr, "descheduler simulate: --logging-format: expected text or json, got \"%s\"\n",
+            o.logging_format);
+    return EXIT_CONFIG;
+  }
+  log_set_verbosity((int)o.v);
+  log_set_format(strcmp(o.logging_format, "json") ? LOG_TEXT : LOG_JSON);
+  feature_gates gates;
+  if (feature_gates_parse(o.gates, &gates, &err) < 0) {
+    fprintf(stderr, "descheduler simulate: --feature-gates: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  int64_t now = (int64_t)time(NULL);
+  if (o.now && time_parse_rfc3339(o.now, &now, NULL, &err) < 0) {
+    fprintf(stderr, "descheduler simulate: --now: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+
+  model *m = model_new();
+  if (decode_snapshot_file(m, o.snapshot, &err) < 0 || model_finish(m, &err) < 0) {
+    if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
+      dserr_prefix(&err, "%s", o.snapshot);
+    fprintf(stderr, "descheduler simulate: snapshot: %s\n", err.msg);
+    model_free(m);
+    return EXIT_CONFIG;
+  }
+  plugin_env env = {pc_value, m};
+  policy *pol = policy_load(o.policy, plugin_lookup, &env, &err);
+  if (!pol) {
+    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    model_free(m);
+    return EXIT_CONFIG;
+  }
+
+  double (*before)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *before);
+  bool (*has)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *has);
+  for (size_t i = 0; i < m->nodes.n; i++)
+    node_pcts(m->nodes.items[i], before[i], has[i]);
+
+  bg_cache bg = {0};
+  if (gates.evictions_in_background)
+    bg_sync_from_model(&bg, m);
+  sim_sink sink;
+  sim_sink_init(&sink, m);
+  fw_options opt = {gates.evictions_in_background, now};
+  fw_result res;
+  int status = 0;
+  if (fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err) < 0) {
+    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    status = EXIT_CONFIG;
+  } else {
+    if (!strcmp(o.output, "json"))
+      print_json(m, &res, before, has);
+    else
+      print_text(m, &res, before, has, &o);
+  }
+  fw_result_free(&res);
+  bg_clear(&bg);
+  free(before);
+  free(has);
+  policy_free(pol);
+  model_free(m);
+  return status;
+}

@@ -1,0 +1,560 @@
+/* framework.c - the descheduling cycle and the evictor; see framework.h.
+ *
+ * Upstream's order (descheduler-core.md §3): reset counters, pick ready nodes matching the
+ * policy's nodeSelector, stop below two nodes, run every profile's Deschedule plugins, then
+ * every profile's Balance plugins, logging per-plugin deltas. Evict() applies the limits
+ * (total, node, namespace; each counting in-flight background requests) before asking the
+ * sink, then classifies the answer as §5 and §6 describe. */
+#include "framework.h"
+
+#include "../obs/metrics.h"
+#include "../util/strbuf.h"
+#include "podutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EVICTION_IN_BACKGROUND_TEXT "Eviction triggered evacuation"
+
+typedef struct {
+  const char *ns;
+  uint64_t count;
+} ns_count;
+
+typedef struct {
+  bool valid;
+  int64_t pods;
+  res_list used;
+} node_usage;
+
+typedef struct {
+  const char *selector; /* NULL = all */
+  node **nodes;
+  size_t n;
+  bool bad;
+} ready_cache;
+
+typedef struct {
+  const char *uid;
+  size_t count;
+} owner_count;
+
+struct cycle {
+  const policy *pol;
+  model *m;
+  bg_cache *bg;
+  eviction_sink *sink;
+  const fw_options *opt;
+  arena *mem;
+  node **nodes;
+  size_t nnodes;
+  bool *is_cycle_node; /* by node index */
+  uint64_t total;
+  uint64_t *per_node; /* by node index */
+  size_t nns;
+  ns_count *per_ns;
+  node_usage *usage; /* by node index */
+  size_t nready;
+  ready_cache ready[8];
+  owner_count *owners; /* sorted by uid, built on first use */
+  size_t nowners;
+  bool owners_built;
+  fw_result *out;
+};
+
+/* ---------- background cache ---------- */
+
+bg_entry *bg_find(bg_cache *c, const char *uid) {
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->items[i].uid, uid) == 0)
+      return &c->items[i];
+  return NULL;
+}
+
+void bg_put(bg_cache *c, const pod *p, const char *strategy, const char *profile, bool assumed,
+            int64_t now) {
+  bg_entry *e = bg_find(c, p->uid);
+  if (e) {
+    if (assumed && !e->assumed) {
+      e->assumed = true;
+      e->assumed_at = now;
+    }
+    return;
+  }
+  if (c->n == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 16;
+    c->items = realloc(c->items, c->cap * sizeof *c->items);
+    if (!c->items)
+      abort();
+  }
+  c->items[c->n++] = (bg_entry){strdup(p->uid), strdup(p->ns), strdup(p->name),
+                                strdup(p->node_name), strdup(strategy ? strategy : ""),
+                                strdup(profile ? profile : ""), assumed, assumed ? now : 0};
+}
+
+static void bg_entry_free(bg_entry *e) {
+  free((char *)e->uid);
+  free((char *)e->ns);
+  free((char *)e->name);
+  free((char *)e->node);
+  free((char *)e->strategy);
+  free((char *)e->profile);
+}
+
+void bg_remove(bg_cache *c, const char *uid) {
+  bg_entry *e = bg_find(c, uid);
+  if (!e)
+    return;
+  bg_entry_free(e);
+  *e = c->items[--c->n];
+}
+
+void bg_clear(bg_cache *c) {
+  for (size_t i = 0; i < c->n; i++)
+    bg_entry_free(&c->items[i]);
+  free(c->items);
+  c->items = NULL;
+  c->n = c->cap = 0;
+}
+
+void bg_sync_from_model(bg_cache *c, const model *m) {
+  for (size_t i = 0; i < m->pods.n; i++) {
+    const pod *p = m->pods.items[i];
+    if (!(p->annotations & ANN_REQUEST_EVICT_ONLY) || !(p->annotations & ANN_EVICTION_IN_PROGRESS) ||
+        pod_is_terminal(p) || !*p->uid || bg_find(c, p->uid))
+      continue;
+    char ref[512];
+    LOGV(3, NULL, "Eviction in background detected. Adding pod to the cache.",
+         LSTR("pod", pod_ref(p, ref, sizeof ref)));
+    bg_put(c, p, "", "", false, 0);
+  }
+}
+
+static uint64_t bg_count_node(const bg_cache *c, const char *node) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < c->n; i++)
+    n += strcmp(c->items[i].node, node) == 0;
+  return n;
+}
+
+static uint64_t bg_count_ns(const bg_cache *c, const char *ns) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < c->n; i++)
+    n += strcmp(c->items[i].ns, ns) == 0;
+  return n;
+}
+
+/* ---------- results ---------- */
+
+void fw_result_free(fw_result *r) {
+  free(r->evictions);
+  free(r->node_category);
+  memset(r, 0, sizeof *r);
+}
+
+static void record(cycle *cy, const pod *p, const char *profile, const char *plugin, bool bg) {
+  fw_result *r = cy->out;
+  if (r->nevictions == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 64;
+    r->evictions = realloc(r->evictions, r->cap * sizeof *r->evictions);
+    if (!r->evictions)
+      abort();
+  }
+  r->evictions[r->nevictions++] = (fw_eviction){p, profile, plugin, bg};
+}
+
+/* ---------- listing and caches ---------- */
+
+bool fw_pod_gone(const pod *p) { return p->evicted; }
+
+pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *count) {
+  pod **out = ARENA_NEWN(h->scratch, pod *, n->npods ? n->npods : 1);
+  size_t k = 0;
+  for (size_t i = 0; i < n->npods; i++) {
+    pod *p = n->pods[i];
+    if (p->evicted || (non_terminal && pod_is_terminal(p)))
+      continue;
+    out[k++] = p;
+  }
+  *count = k;
+  return out;
+}
+
+static node_usage *usage_of(cycle *cy, const node *n) {
+  node_usage *u = &cy->usage[n->index];
+  if (u->valid)
+    return u;
+  size_t cap = 8, k = 0;
+  res_q *items = malloc(cap * sizeof *items);
+  if (!items)
+    abort();
+  u->pods = 0;
+  for (size_t i = 0; i < n->npods; i++) {
+    const pod *p = n->pods[i];
+    if (p->evicted || pod_is_terminal(p))
+      continue;
+    u->pods++;
+    for (size_t r = 0; r < p->requests.n; r++) {
+      size_t j = 0;
+      while (j < k && items[j].name != p->requests.items[r].name)
+        j++;
+      if (j == k) {
+        if (k == cap)
+          items = realloc(items, (cap *= 2) * sizeof *items);
+        items[k++] = (res_q){p->requests.items[r].name, 0};
+      }
+      items[j].milli += p->requests.items[r].milli;
+    }
+  }
+  u->used.items = ARENA_NEWN(cy->mem, res_q, k ? k : 1);
+  memcpy(u->used.items, items, k * sizeof *items);
+  u->used.n = k;
+  free(items);
+  u->valid = true;
+  return u;
+}
+
+int64_t fw_node_requested(plugin_handle *h, const node *n, const char *name) {
+  return res_get(&usage_of(h->cy, n)->used, name, NULL);
+}
+
+int64_t fw_node_pod_count(plugin_handle *h, const node *n) { return usage_of(h->cy, n)->pods; }
+
+bool fw_is_cycle_node(plugin_handle *h, const node *n) { return h->cy->is_cycle_node[n->index]; }
+
+node **fw_ready_nodes(plugin_handle *h, const char *selector_text, size_t *count) {
+  cycle *cy = h->cy;
+  const char *key = selector_text && *selector_text ? selector_text : NULL;
+  for (size_t i = 0; i < cy->nready; i++) {
+    ready_cache *rc = &cy->ready[i];
+    if ((rc->selector == NULL && key == NULL) ||
+        (rc->selector && key && strcmp(rc->selector, key) == 0)) {
+      *count = rc->n;
+      return rc->bad ? NULL : rc->nodes;
+    }
+  }
+  ready_cache tmp = {key, NULL, 0, false};
+  label_selector *sel = NULL;
+  dserr err;
+  if (key && selector_parse(cy->mem, key, &sel, &err) < 0) {
+    tmp.bad = true;
+  } else {
+    tmp.nodes = ARENA_NEWN(cy->mem, node *, cy->m->nodes.n ? cy->m->nodes.n : 1);
+    for (size_t i = 0; i < cy->m->nodes.n; i++) {
+      node *n = cy->m->nodes.items[i];
+      if (n->ready && (!sel || selector_matches(sel, &n->labels)))
+        tmp.nodes[tmp.n++] = n;
+    }
+  }
+  if (cy->nready < sizeof cy->ready / sizeof cy->ready[0])
+    cy->ready[cy->nready++] = tmp;
+  *count = tmp.n;
+  return tmp.bad ? NULL : tmp.nodes;
+}
+
+void fw_note_category(plugin_handle *h, const node *n, const char *category) {
+  const char **slot = &h->cy->out->node_category[n->index];
+  if (!*slot)
+    *slot = category;
+}
+
+static int cmp_owner(const void *a, const void *b) {
+  return strcmp(((const owner_count *)a)->uid, ((const owner_count *)b)->uid);
+}
+
+size_t fw_owner_pod_count(plugin_handle *h, const char *owner_uid) {
+  cycle *cy = h->cy;
+  if (!cy->owners_built) {
+    size_t cap = 0;
+    for (size_t i = 0; i < cy->m->pods.n; i++)
+      cap += cy->m->pods.items[i]->nowners;
+    owner_count *all = ARENA_NEWN(cy->mem, owner_count, cap ? cap : 1);
+    size_t k = 0;
+    for (size_t i = 0; i < cy->m->pods.n; i++) {
+      const pod *p = cy->m->pods.items[i];
+      for (size_t o = 0; o < p->nowners; o++)
+        if (*p->owners[o].uid)
+          all[k++] = (owner_count){p->owners[o].uid, 1};
+    }
+    qsort(all, k, sizeof *all, cmp_owner);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++) {
+      if (u && strcmp(all[u - 1].uid, all[i].uid) == 0)
+        all[u - 1].count++;
+      else
+        all[u++] = all[i];
+    }
+    cy->owners = all;
+    cy->nowners = u;
+    cy->owners_built = true;
+  }
+  owner_count key = {owner_uid, 0};
+  owner_count *f = bsearch(&key, cy->owners, cy->nowners, sizeof key, cmp_owner);
+  return f ? f->count : 0;
+}
+
+/* ---------- evictor ---------- */
+
+bool fw_filter(plugin_handle *h, const pod *p) {
+  const plugin_set *s = &h->prof->filter;
+  for (size_t i = 0; i < s->n; i++) {
+    plugin_config *pc = s->configs[i];
+    if (pc->desc->filter && !pc->desc->filter(h, pc->args, p))
+      return false;
+  }
+  return true;
+}
+
+bool fw_pre_eviction_filter(plugin_handle *h, const pod *p) {
+  const plugin_set *s = &h->prof->preevictionfilter;
+  for (size_t i = 0; i < s->n; i++) {
+    plugin_config *pc = s->configs[i];
+    if (pc->desc->pre_eviction_filter && !pc->desc->pre_eviction_filter(h, pc->args, p))
+      return false;
+  }
+  return true;
+}
+
+static uint64_t *ns_counter(cycle *cy, const char *ns) {
+  for (size_t i = 0; i < cy->nns; i++)
+    if (strcmp(cy->per_ns[i].ns, ns) == 0)
+      return &cy->per_ns[i].count;
+  cy->per_ns = realloc(cy->per_ns, (cy->nns + 1) * sizeof *cy->per_ns);
+  if (!cy->per_ns)
+    abort();
+  cy->per_ns[cy->nns] = (ns_count){ns, 0};
+  return &cy->per_ns[cy->nns++].count;
+}
+
+static void failure_event(cycle *cy, const pod *p, const char *what) {
+  (void)cy;
+  (void)p;
+  (void)what;
+  /* Warning events (evictionFailureEventNotification) are emitted by the live client; the
+   * decision code only decides. Kept as a hook point for kube/. */
+}
+
+static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, uint64_t limit) {
+  cycle *cy = h->cy;
+  char ref[512];
+  const char *text = st == EVICT_LIMIT_TOTAL ? "maximum number of evicted pods per a descheduling cycle reached"
+                     : st == EVICT_LIMIT_NODE ? "maximum number of evicted pods per node reached"
+                                              : "maximum number of evicted pods per namespace reached";
+  metrics_pods_evicted(text, h->plugin, h->prof->name, p->ns, p->node_name);
+  if (st == EVICT_LIMIT_TOTAL)
+    LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit));
+  else if (st == EVICT_LIMIT_NODE)
+    LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit), LSTR("node", p->node_name));
+  else
+    LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit), LSTR("namespace", p->ns),
+         LSTR("pod", pod_ref(p, ref, sizeof ref)));
+  if (cy->pol->eviction_failure_events)
+    failure_event(cy, p, text);
+  return st;
+}
+
+static void invalidate_usage(cycle *cy, const pod *p) {
+  if (p->node)
+    cy->usage[p->node->index].valid = false;
+}
+
+evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
+  cycle *cy = h->cy;
+  const policy *pol = cy->pol;
+  bool gate = cy->opt->evictions_in_background;
+  char ref[512];
+  pod_ref(p, ref, sizeof ref);
+  if (!*p->uid) {
+    LOGV(0, NULL, "Ignoring pod eviction due to missing UID", LSTR("pod", ref));
+    return EVICT_FAILED;
+  }
+  if (gate && (p->annotations & ANN_REQUEST_EVICT_ONLY) && bg_find(cy->bg, p->uid)) {
+    LOGV(3, NULL, "Eviction in background already requested (ignoring)", LSTR("pod", ref));
+    return EVICT_OK;
+  }
+  uint64_t bg_total = gate ? cy->bg->n : 0;
+  if (pol->max_total.set && cy->total + bg_total + 1 > pol->max_total.v)
+    return limit_hit(h, p, EVICT_LIMIT_TOTAL, pol->max_total.v);
+  if (*p->node_name && pol->max_per_node.set) {
+    uint64_t here = (p->node ? cy->per_node[p->node->index] : 0) +
+                    (gate ? bg_count_node(cy->bg, p->node_name) : 0);
+    if (here + 1 > pol->max_per_node.v)
+      return limit_hit(h, p, EVICT_LIMIT_NODE, pol->max_per_node.v);
+  }
+  if (pol->max_per_namespace.set) {
+    uint64_t here = *ns_counter(cy, p->ns) + (gate ? bg_count_ns(cy->bg, p->ns) : 0);
+    if (here + 1 > pol->max_per_namespace.v)
+      return limit_hit(h, p, EVICT_LIMIT_NAMESPACE, pol->max_per_namespace.v);
+  }
+
+  strbuf annotation = {0};
+  sb_printf(&annotation, "triggered by %s/%s: %s", h->prof->name, h->plugin, reason);
+  eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
+                          pol->grace_period_seconds.v};
+  char msg[2048] = "";
+  sink_result res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
+  sb_free(&annotation);
+
+  if (res == SINK_EVICTED) {
+    if (*p->node_name && p->node)
+      cy->per_node[p->node->index]++;
+    (*ns_counter(cy, p->ns))++;
+    cy->total++;
+    p->evicted = true;
+    invalidate_usage(cy, p);
+    cy->out->evicted++;
+    record(cy, p, h->prof->name, h->plugin, false);
+    metrics_pods_evicted("success", h->plugin, h->prof->name, p->ns, p->node_name);
+    LOGV(1, NULL, cy->sink->dry_run ? "Evicted pod in dry run mode" : "Evicted pod",
+         LSTR("pod", ref), LSTR("reason", reason), LSTR("strategy", h->plugin),
+         LSTR("node", p->node_name), LSTR("profile", h->prof->name));
+    return EVICT_OK;
+  }
+  if (res == SINK_TOO_MANY && gate && (p->annotations & ANN_REQUEST_EVICT_ONLY) &&
+      strstr(msg, EVICTION_IN_BACKGROUND_TEXT)) {
+    if (pod_is_terminal(p)) {
+      LOGV(3, NULL, "Ignoring eviction of a completed/failed pod", LSTR("pod", ref));
+      return EVICT_OK;
+    }
+    LOGV(3, NULL, "Eviction in background assumed", LSTR("pod", ref));
+    bg_put(cy->bg, p, h->plugin, h->prof->name, true, cy->opt->now);
+    record(cy, p, h->prof->name, h->plugin, true);
+    metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
+    return EVICT_OK;
+  }
+  strbuf e = {0};
+  if (res == SINK_TOO_MANY)
+    sb_printf(&e, "error when evicting pod (ignoring) \"%s\": %s", p->name, msg);
+  else if (res == SINK_NOT_FOUND)
+    sb_printf(&e, "pod not found when evicting \"%s\": %s", p->name, msg);
+  else
+    sb_append(&e, msg);
+  LOGE(NULL, "Error evicting pod", sb_str(&e), LSTR("pod", ref), LSTR("reason", reason));
+  metrics_pods_evicted("error", h->plugin, h->prof->name, p->ns, p->node_name);
+  if (pol->eviction_failure_events)
+    failure_event(cy, p, sb_str(&e));
+  sb_free(&e);
+  return EVICT_FAILED;
+}
+
+/* ---------- the cycle ---------- */
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int select_nodes(cycle *cy, dserr *err) {
+  label_selector *sel = NULL;
+  if (cy->pol->node_selector && *cy->pol->node_selector &&
+      selector_parse(cy->mem, cy->pol->node_selector, &sel, err) < 0)
+    return dserr_prefix(err, "nodeSelector");
+  model *m = cy->m;
+  cy->nodes = ARENA_NEWN(cy->mem, node *, m->nodes.n ? m->nodes.n : 1);
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    node *n = m->nodes.items[i];
+    if (sel && !selector_matches(sel, &n->labels))
+      continue;
+    if (!n->ready) {
+      LOGV(1, NULL, "Ignoring node", LSTR("node", n->name), LSTR("condition", "Ready"),
+           LSTR("status", n->ready_status));
+      continue;
+    }
+    cy->nodes[cy->nnodes++] = n;
+    cy->is_cycle_node[i] = true;
+  }
+  return 0;
+}
+
+/* Runs one plugin and logs its deltas; errors are returned in *errs (aggregated later). */
+static void run_plugin(cycle *cy, const profile *pr, plugin_config *pc, const char *point,
+                       strbuf *errs) {
+  log_field bound[2] = {LSTR("plugin", pc->name), LSTR("ExtensionPoint", point)};
+  plugin_handle h = {cy, cy->m, pr, pc->name, point, cy->nodes, cy->nnodes,
+                     {bound, 2}, cy->opt->now, arena_new(256 * 1024)};
+  uint64_t ev0 = cy->out->evicted, rq0 = cy->bg->n;
+  double t0 = now_seconds();
+  dserr err;
+  err.msg[0] = 0;
+  if (pc->desc->run(&h, pc->args, &err) < 0) {
+    if (errs->len)
+      sb_append(errs, ", ");
+    sb_printf(errs, "plugin \"%s\" finished with error: %s", pc->name, err.msg);
+  }
+  metrics_strategy_duration(pc->name, pr->name, now_seconds() - t0);
+  uint64_t rq1 = cy->opt->evictions_in_background ? cy->bg->n : 0;
+  if (!cy->opt->evictions_in_background)
+    rq0 = 0;
+  LOGV(1, NULL, "Total number of evictions/requests", LSTR("extension point", point),
+       LUINT("evictedPods", cy->out->evicted - ev0), LUINT("evictionRequests", rq1 > rq0 ? rq1 - rq0 : 0));
+  arena_free(h.scratch);
+}
+
+static void run_point(cycle *cy, bool balance) {
+  for (size_t i = 0; i < cy->pol->nprofiles; i++) {
+    const profile *pr = &cy->pol->profiles[i];
+    const plugin_set *s = balance ? &pr->balance : &pr->deschedule;
+    strbuf errs = {0};
+    for (size_t k = 0; k < s->n; k++)
+      run_plugin(cy, pr, s->configs[k], balance ? "Balance" : "Deschedule", &errs);
+    if (errs.len) {
+      /* one error prints as itself, several as [e1, e2] */
+      strbuf agg = {0};
+      if (strstr(sb_str(&errs), ", plugin \""))
+        sb_printf(&agg, "[%s]", sb_str(&errs));
+      else
+        sb_append(&agg, sb_str(&errs));
+      LOGE(NULL, balance ? "running balance extension point failed with error"
+                         : "running deschedule extension point failed with error",
+           sb_str(&agg), LSTR("profile", pr->name));
+      sb_free(&agg);
+    }
+    sb_free(&errs);
+  }
+}
+
+int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
+                 const fw_options *opt, fw_result *out, dserr *err) {
+  memset(out, 0, sizeof *out);
+  out->node_category = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *out->node_category);
+  if (!out->node_category)
+    abort();
+  cycle cy = {0};
+  cy.pol = pol;
+  cy.m = m;
+  cy.bg = bg;
+  cy.sink = sink;
+  cy.opt = opt;
+  cy.out = out;
+  cy.mem = arena_new(1 << 20);
+  size_t nn = m->nodes.n ? m->nodes.n : 1;
+  cy.is_cycle_node = ARENA_NEWN(cy.mem, bool, nn);
+  cy.per_node = ARENA_NEWN(cy.mem, uint64_t, nn);
+  cy.usage = ARENA_NEWN(cy.mem, node_usage, nn);
+  double t0 = now_seconds();
+  LOGF(3, "Resetting pod evictor counters");
+  int rc = 0;
+  if (select_nodes(&cy, err) < 0) {
+    rc = -1;
+    goto done;
+  }
+  out->nnodes = cy.nnodes;
+  if (cy.nnodes < 2) {
+    LOGV(0, NULL, "Skipping descheduling cycle: requires >=2 nodes", LINT("found", cy.nnodes));
+    out->skipped = true;
+    goto done;
+  }
+  run_point(&cy, false);
+  run_point(&cy, true);
+  out->requests = opt->evictions_in_background ? bg->n : 0;
+  LOGV(1, NULL, "Number of evictions/requests", LUINT("totalEvicted", out->evicted),
+       LUINT("evictionRequests", out->requests));
+done:
+  metrics_loop_duration(now_seconds() - t0);
+  free(cy.per_ns);
+  arena_free(cy.mem);
+  return rc;
+}

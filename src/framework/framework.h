@@ -1,0 +1,151 @@
+/* framework.h - one descheduling cycle: profiles, extension points, evictor, limits, sink.
+ *
+ * The decision code never does I/O. A cycle reads the model, asks the profile's evictor
+ * plugins whether a pod may go (Filter / PreEvictionFilter), and hands each eviction to an
+ * eviction_sink: the live sink calls the Eviction API, the simulate sink records. So
+ * `simulate` and a live run make the same decisions by construction.
+ *
+ * Pods a cycle has evicted are marked gone in the model: later plugins of the same cycle no
+ * longer list them, as upstream's dry run deletes them from its in-memory store. Pods whose
+ * eviction became a request in background (KubeVirt live migration) stay listed. */
+#ifndef DS_FRAMEWORK_H
+#define DS_FRAMEWORK_H
+
+#include "../model/model.h"
+#include "../obs/log.h"
+#include "../policy/policy.h"
+#include "../util/arena.h"
+#include "../util/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------- eviction sink ---------- */
+
+typedef enum {
+  SINK_EVICTED,      /* 2xx: the pod is being deleted */
+  SINK_TOO_MANY,     /* 429 (PDB, KubeVirt webhook denial, rate limit); message holds the text */
+  SINK_NOT_FOUND,    /* 404 */
+  SINK_ERROR,        /* anything else (500, 403, transport); message holds the text */
+} sink_result;
+
+typedef struct {
+  const char *profile, *strategy, *reason;
+  bool has_grace_period;
+  int64_t grace_period_seconds;
+} eviction_request;
+
+typedef struct eviction_sink {
+  /* Requests the eviction of p. Fills message (the server's text) for non-success. */
+  sink_result (*evict)(struct eviction_sink *self, const pod *p, const eviction_request *req,
+                       char *message, size_t cap);
+  bool dry_run; /* log "Evicted pod in dry run mode", emit no events */
+} eviction_sink;
+
+/* ---------- requests in background (EvictionsInBackground, descheduler-core.md §6) ---------- */
+
+typedef struct {
+  const char *uid, *ns, *name, *node, *strategy, *profile; /* heap copies */
+  bool assumed;
+  int64_t assumed_at;
+} bg_entry;
+
+typedef struct {
+  size_t n, cap;
+  bg_entry *items;
+} bg_cache;
+
+bg_entry *bg_find(bg_cache *c, const char *uid);
+/* Adds (un-assumed or assumed); an existing entry is upgraded to assumed, never recounted. */
+void bg_put(bg_cache *c, const pod *p, const char *strategy, const char *profile, bool assumed,
+            int64_t now);
+void bg_remove(bg_cache *c, const char *uid);
+void bg_clear(bg_cache *c);
+/* Rebuilds the cache from pod annotations, as upstream's informer add handler does at start:
+ * pods with both request-evict-only and eviction-in-progress, not in a terminal phase. */
+void bg_sync_from_model(bg_cache *c, const model *m);
+
+/* ---------- options and results ---------- */
+
+typedef struct {
+  bool evictions_in_background; /* feature gate */
+  int64_t now;                  /* seconds since epoch; ages are measured against it */
+} fw_options;
+
+/* One eviction or background request the cycle made, in order. */
+typedef struct {
+  const pod *pod;
+  const char *profile, *plugin;
+  bool background;
+} fw_eviction;
+
+typedef struct {
+  size_t nevictions, cap;
+  fw_eviction *evictions;
+  const char **node_category; /* by model node index: first classification a plugin logged */
+  uint64_t evicted;  /* totalEvicted */
+  uint64_t requests; /* evictionRequests: the background cache size at the end */
+  bool skipped;      /* fewer than 2 nodes */
+  size_t nnodes;     /* nodes in the cycle */
+} fw_result;
+
+void fw_result_free(fw_result *r);
+
+/* Runs one cycle. bg persists across cycles (Deployment mode). Returns -1 only when the
+ * cycle cannot run at all (bad node selector); plugin errors are logged, never fatal. */
+int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
+                 const fw_options *opt, fw_result *out, dserr *err);
+
+/* ---------- what plugins see ---------- */
+
+typedef struct cycle cycle;
+
+struct plugin_handle {
+  cycle *cy;
+  model *m;
+  const profile *prof;
+  const char *plugin;    /* plugin name, also the eviction "strategy" */
+  const char *ext_point; /* "Deschedule" or "Balance" */
+  node **nodes;          /* the cycle's nodes, sorted by name */
+  size_t nnodes;
+  log_ctx log; /* plugin=<name> ExtensionPoint=<point> */
+  int64_t now;
+  arena *scratch; /* reset after the plugin returns */
+};
+
+bool fw_filter(plugin_handle *h, const pod *p);
+bool fw_pre_eviction_filter(plugin_handle *h, const pod *p);
+
+typedef enum {
+  EVICT_OK,
+  EVICT_LIMIT_TOTAL,
+  EVICT_LIMIT_NODE,
+  EVICT_LIMIT_NAMESPACE,
+  EVICT_FAILED,
+} evict_status;
+
+/* Evicts p through the profile's sink with upstream's limits, logs and metrics. reason may be
+ * "" (plugins pass only their name as strategy). */
+evict_status fw_evict(plugin_handle *h, pod *p, const char *reason);
+
+/* Pods bound to n and still present, in name order; non_terminal drops Succeeded/Failed.
+ * The array lives in h->scratch. */
+pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *count);
+/* true when the cycle evicted p (it is gone for the rest of the cycle). */
+bool fw_pod_gone(const pod *p);
+/* Σ requests of the present non-terminal pods on n for resource `name` (milli), cached. */
+int64_t fw_node_requested(plugin_handle *h, const node *n, const char *name);
+/* Number of present non-terminal pods on n, cached. */
+int64_t fw_node_pod_count(plugin_handle *h, const node *n);
+/* true if n is one of the cycle's nodes. */
+bool fw_is_cycle_node(plugin_handle *h, const node *n);
+/* Ready nodes of the whole model matching a selector (NULL = all), cached per selector text. */
+node **fw_ready_nodes(plugin_handle *h, const char *selector_text, size_t *count);
+/* Records how a utilization plugin classified n ("underutilized", "overutilized",
+ * "appropriately utilized"); the first classification of the cycle is kept for reports. */
+void fw_note_category(plugin_handle *h, const node *n, const char *category);
+/* Number of pods in the model (any phase, any namespace) with an owner reference of this uid. */
+size_t fw_owner_pod_count(plugin_handle *h, const char *owner_uid);
+
+#endif

@@ -1,0 +1,43 @@
+/* podutil.h - pod and node predicates shared by plugins (plugins.md §1).
+ *
+ * Priority order, tolerations, node affinity, inter-pod anti-affinity and NodeFit, written
+ * once here so that the DefaultEvictor and every plugin answer these questions the same way. */
+#ifndef DS_PODUTIL_H
+#define DS_PODUTIL_H
+
+#include "framework.h"
+
+/* §1.2 PriorityLowToHigh: no priority first, then ascending priority; then QoS BestEffort <
+ * Burstable < Guaranteed; then pods without prefer-no-eviction first. qsort comparator over
+ * pod*; ties broken by (namespace, name) so the order is fixed. */
+int pod_cmp_priority_low_to_high(const void *a, const void *b);
+/* Stable sort of pods by the comparator above. */
+void pods_sort_priority_low_to_high(pod **pods, size_t n);
+
+/* §1.4 */
+bool toleration_tolerates(const toleration *t, const taint *taint);
+bool pod_tolerates_taint(const pod *p, const taint *taint);
+/* Every taint of n whose effect is NoSchedule or NoExecute is tolerated by p. */
+bool pod_tolerates_node_scheduling_taints(const pod *p, const node *n);
+
+/* A node selector term matches the node (labels and metadata.name fields). */
+bool node_term_matches(const node_term *t, const node *n);
+/* §1.5 step 2: nodeSelector and required node affinity terms (ORed) both match. */
+bool pod_matches_node_selector_and_affinity(const pod *p, const node *n);
+/* Σ weights of preferred node affinity terms matching n. */
+int64_t pod_preferred_affinity_weight(const pod *p, const node *n);
+
+/* §1.5: NULL when p fits on n, else the reason ("node is not schedulable", "insufficient cpu"
+ * ...). Returned strings are static or live in h->scratch. */
+const char *node_fit(plugin_handle *h, const pod *p, const node *n);
+/* NodeFit succeeds on some node other than the pod's own (PodFitsAnyOtherNode). */
+bool pod_fits_any_other_node(plugin_handle *h, const pod *p, node **nodes, size_t n);
+/* Same including the pod's own node (PodFitsAnyNode). */
+bool pod_fits_any_node(plugin_handle *h, const pod *p, node **nodes, size_t n);
+
+/* Owner reference of a kind, or NULL. */
+const owner_ref *pod_owner_of_kind(const pod *p, const char *kind);
+/* p carries the descheduler.alpha.kubernetes.io/... annotation bit. */
+static inline bool pod_has(const pod *p, unsigned ann) { return (p->annotations & ann) != 0; }
+
+#endif

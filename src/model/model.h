@@ -1,0 +1,276 @@
+/* model.h - the cluster in memory.
+ *
+ * Only what the descheduler's decisions read is kept, in compact structs: strings that repeat
+ * (namespaces, node names, label keys and values, owner kinds, resource names) are interned,
+ * so equal strings are equal pointers. Everything lives in the model's arena and is freed
+ * with the model. The same model is filled from a snapshot file (simulate) and from API list
+ * pages (live mode); see decode/.
+ *
+ * Order: after model_finish(), nodes are sorted by name and every node's pod list by
+ * (name, namespace). Upstream iterates informer indexes whose order is random; sorting gives
+ * one fixed, documented order. */
+#ifndef DS_MODEL_H
+#define DS_MODEL_H
+
+#include "../util/arena.h"
+#include "../util/intern.h"
+#include "../util/selector.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *name; /* interned resource name: "cpu", "memory", "pods", "nvidia.com/gpu" */
+  int64_t milli;    /* quantity in thousandths, rounded up */
+} res_q;
+
+typedef struct {
+  size_t n;
+  res_q *items;
+} res_list;
+
+/* The quantity of name in list (0 if absent); *found tells whether it was present. */
+int64_t res_get(const res_list *list, const char *name, bool *found);
+
+typedef struct {
+  const char *key, *value, *effect; /* effect: "NoSchedule", "PreferNoSchedule", "NoExecute" */
+} taint;
+
+typedef enum { TOL_EQUAL, TOL_EXISTS, TOL_LT, TOL_GT, TOL_OTHER } toleration_op;
+
+typedef struct {
+  const char *key, *value, *effect; /* "" when unset */
+  toleration_op op;
+} toleration;
+
+/* A node selector term: matchExpressions on labels AND matchFields on metadata.name.
+ * An empty term (no requirements at all) matches no node. */
+typedef struct {
+  label_selector *labels;
+  label_selector *fields; /* keys are field paths, only "metadata.name" is meaningful */
+  bool empty;
+} node_term;
+
+typedef struct {
+  int32_t weight;
+  node_term term;
+} weighted_term;
+
+typedef struct {
+  bool has_required; /* requiredDuringSchedulingIgnoredDuringExecution present */
+  size_t nrequired;
+  node_term *required; /* ORed */
+  size_t npreferred;
+  weighted_term *preferred;
+} node_affinity;
+
+typedef struct {
+  label_selector *selector; /* nil selector = matches nothing */
+  size_t nnamespaces;
+  const char **namespaces;
+  const char *topology_key;
+} pod_affinity_term;
+
+typedef struct {
+  int32_t max_skew;
+  const char *topology_key;
+  const char *when_unsatisfiable; /* "DoNotSchedule" | "ScheduleAnyway" */
+  label_selector *selector;       /* nil = nothing */
+  size_t nmatch_label_keys;
+  const char **match_label_keys;
+  const char *node_affinity_policy; /* "" = default (Honor) */
+  const char *node_taints_policy;   /* "" = default (Ignore) */
+} spread_constraint;
+
+typedef struct {
+  const char *name;
+  int32_t restarts;
+  const char *waiting_reason;    /* NULL if not waiting */
+  const char *terminated_reason; /* NULL if not terminated or no reason */
+  bool terminated;
+  int32_t exit_code;
+} container_status;
+
+typedef struct {
+  const char *type, *status, *reason;
+  bool has_transition;
+  int64_t last_transition; /* seconds since epoch */
+} pod_condition;
+
+typedef struct {
+  const char *kind, *name, *uid;
+  bool controller;
+} owner_ref;
+
+typedef enum {
+  PHASE_NONE,
+  PHASE_PENDING,
+  PHASE_RUNNING,
+  PHASE_SUCCEEDED,
+  PHASE_FAILED,
+  PHASE_UNKNOWN
+} pod_phase;
+
+typedef enum { QOS_BESTEFFORT, QOS_BURSTABLE, QOS_GUARANTEED } qos_class;
+
+/* Annotations the decisions read, as bits. */
+enum {
+  ANN_EVICT = 1u << 0,                  /* descheduler.alpha.kubernetes.io/evict */
+  ANN_PREFER_NO_EVICTION = 1u << 1,     /* descheduler.alpha.kubernetes.io/prefer-no-eviction */
+  ANN_MIRROR = 1u << 2,                 /* kubernetes.io/config.mirror */
+  ANN_CONFIG_SOURCE = 1u << 3,          /* kubernetes.io/config.source (value kept) */
+  ANN_REQUEST_EVICT_ONLY = 1u << 4,     /* descheduler.alpha.kubernetes.io/request-evict-only */
+  ANN_EVICTION_IN_PROGRESS = 1u << 5,   /* descheduler.alpha.kubernetes.io/eviction-in-progress */
+  ANN_KUBEVIRT_DOMAIN = 1u << 6,        /* kubevirt.io/domain (value kept) */
+};
+
+typedef struct node node;
+
+typedef struct pod {
+  const char *ns, *name, *uid;
+  const char *node_name; /* interned, "" if unbound */
+  node *node;            /* NULL if unbound or bound to a node not in the model */
+  pod_phase phase;
+  const char *status_reason; /* status.reason or NULL */
+  qos_class qos;
+  bool has_priority;
+  int32_t priority;
+  bool has_creation, deleting, has_start_time;
+  int64_t creation, deletion, start_time; /* seconds since epoch */
+  kvlist labels;
+  uint32_t annotations; /* ANN_* bits */
+  const char *config_source, *kubevirt_domain;
+  size_t nowners;
+  owner_ref *owners;
+  res_list requests; /* effective pod requests, plugins.md §1.3 */
+  size_t nrequest_keys;
+  const char **request_keys; /* resources named in any regular or init container's requests */
+  size_t nimages;
+  const char **images; /* regular containers, in order */
+  kvlist node_selector;
+  node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
+  size_t nanti_affinity;
+  pod_affinity_term *anti_affinity; /* required pod anti-affinity terms */
+  size_t ntolerations;
+  toleration *tolerations;
+  size_t nspread;
+  spread_constraint *spread;
+  size_t ncontainer_status, ninit_status, nephemeral_status;
+  container_status *container_status, *init_status, *ephemeral_status;
+  size_t nconditions;
+  pod_condition *conditions;
+  size_t npvc;
+  const char **pvc_claims; /* claim names of persistentVolumeClaim volumes */
+  bool local_storage;      /* a hostPath or emptyDir volume */
+  bool resource_claims;    /* spec.resourceClaims non-empty */
+  /* per-cycle state, owned by the framework */
+  bool evicted;
+} pod;
+
+struct node {
+  const char *name, *uid;
+  uint32_t index;           /* position in model.nodes after model_finish */
+  const char *ready_status; /* status of the Ready condition, "" when absent */
+  kvlist labels;
+  bool unschedulable, ready;
+  size_t ntaints;
+  taint *taints;
+  res_list allocatable, capacity;
+  size_t npods;
+  pod **pods; /* pods bound to this node, any phase, sorted by name */
+};
+
+typedef struct {
+  const char *name;
+  kvlist labels;
+} namespace_obj;
+
+typedef struct {
+  const char *ns, *name;
+  label_selector *selector;
+} pdb_obj;
+
+typedef struct {
+  const char *name;
+  int32_t value;
+} priority_class_obj;
+
+typedef struct {
+  const char *ns, *name, *storage_class; /* storage_class "" when unset */
+} pvc_obj;
+
+/* KubeVirt objects (kubevirt.md §5). */
+typedef struct {
+  const char *ns, *name, *uid, *node_name, *phase;
+  const char *eviction_strategy;    /* spec.evictionStrategy or "" */
+  const char *evacuation_node;      /* status.evacuationNodeName or "" */
+  int live_migratable;              /* condition LiveMigratable: 1 True, 0 False, -1 absent */
+  const char *live_migratable_reason;
+  int ready;                        /* condition Ready: 1 True, 0 False, -1 absent */
+  const char *migration_source, *migration_target; /* status.migrationState */
+  bool migration_completed, migration_failed;
+} vmi_obj;
+
+typedef struct {
+  const char *ns, *name, *uid, *vmi_name, *phase;
+  const char *evacuation_node; /* annotation kubevirt.io/evacuationMigration or "" */
+} vmim_obj;
+
+typedef struct {
+  bool present;
+  const char *ns, *name;
+  const char *eviction_strategy; /* spec.configuration.evictionStrategy or "" */
+  int parallel_per_cluster;      /* -1 when unset (KubeVirt default 5) */
+  int parallel_outbound_per_node; /* -1 when unset (KubeVirt default 2) */
+} kubevirt_cr;
+
+#define MODEL_VEC(type, name)                                                                      \
+  struct {                                                                                         \
+    size_t n, cap;                                                                                 \
+    type **items;                                                                                  \
+  } name
+
+typedef struct model {
+  arena *mem;
+  intern_table *strings;
+  MODEL_VEC(node, nodes);
+  MODEL_VEC(pod, pods);
+  MODEL_VEC(namespace_obj, namespaces);
+  MODEL_VEC(pdb_obj, pdbs);
+  MODEL_VEC(priority_class_obj, priority_classes);
+  MODEL_VEC(pvc_obj, pvcs);
+  MODEL_VEC(vmi_obj, vmis);
+  MODEL_VEC(vmim_obj, vmims);
+  kubevirt_cr kubevirt;
+  size_t skipped; /* objects of kinds the model does not keep */
+  bool finished;
+} model;
+
+/* Creates an empty model. Caller frees with model_free. */
+model *model_new(void);
+void model_free(model *m);
+/* Sorts nodes and namespaces, attaches pods to their nodes and sorts each node's pods.
+ * Call once after all objects are added. Fails (naming the object) if a node, or a pod in
+ * one namespace, appears twice. */
+#include "../util/err.h"
+int model_finish(model *m, dserr *err);
+
+/* Appends an object (allocated in m->mem) to a vector. */
+void model_push_(model *m, void *vec, void *item);
+#define MODEL_PUSH(m, vec, item) model_push_((m), &(m)->vec, (item))
+
+node *model_find_node(const model *m, const char *name);
+namespace_obj *model_find_namespace(const model *m, const char *name);
+pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);
+priority_class_obj *model_find_priority_class(const model *m, const char *name);
+vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name);
+
+/* Pod helpers used across plugins. */
+bool pod_is_terminal(const pod *p); /* phase Succeeded or Failed */
+const char *pod_phase_name(pod_phase ph);
+const char *qos_name(qos_class q);
+/* "namespace/name" into buf (klog's KObj rendering). */
+const char *pod_ref(const pod *p, char *buf, size_t cap);
+
+#endif

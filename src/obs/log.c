@@ -1,0 +1,163 @@
+/* log.c - klog text and JSON line writer; see log.h. */
+#include "log.h"
+
+#include "../util/strbuf.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_verbosity;
+static log_format g_format = LOG_TEXT;
+static FILE *g_stream;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void log_set_verbosity(int v) { g_verbosity = v; }
+int log_verbosity(void) { return g_verbosity; }
+void log_set_format(log_format f) { g_format = f; }
+void log_set_stream(FILE *f) { g_stream = f; }
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* Shortest decimal that reads back as the same double, as Go's strconv 'g' -1 gives. */
+static void append_float(strbuf *sb, double f) {
+  if (isnan(f) || isinf(f)) {
+    sb_append(sb, isnan(f) ? "\"NaN\"" : f > 0 ? "\"+Inf\"" : "\"-Inf\"");
+    return;
+  }
+  char buf[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (strtod(buf, NULL) == f)
+      break;
+  }
+  /* Go's JSON encoder prints plain decimals for exponents in [-6, 21) */
+  if (strchr(buf, 'e') && fabs(f) >= 1e-6 && fabs(f) < 1e21) {
+    char plain[400];
+    for (int dec = 0; dec <= 340; dec++) {
+      snprintf(plain, sizeof plain, "%.*f", dec, f);
+      if (strtod(plain, NULL) == f)
+        break;
+    }
+    sb_append(sb, plain);
+    return;
+  }
+  sb_append(sb, buf);
+}
+
+static void append_value(strbuf *sb, const log_field *f, int json) {
+  switch (f->type) {
+  case LF_STR:
+    if (json)
+      sb_append_json_str(sb, f->v.s ? f->v.s : "");
+    else
+      sb_append_go_quoted(sb, f->v.s ? f->v.s : "");
+    break;
+  case LF_INT: sb_printf(sb, "%lld", f->v.i); break;
+  case LF_UINT: sb_printf(sb, "%llu", f->v.u); break;
+  case LF_FLOAT: append_float(sb, f->v.f); break;
+  case LF_BOOL: sb_append(sb, f->v.b ? "true" : "false"); break;
+  case LF_JSON: sb_append(sb, f->v.s ? f->v.s : "null"); break;
+  }
+}
+
+static void text_header(strbuf *sb, char sev, const char *file, int line) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  struct tm tm;
+  localtime_r(&tv.tv_sec, &tm);
+  sb_printf(sb, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ", sev, tm.tm_mon + 1, tm.tm_mday,
+            tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec, (int)getpid(), base_name(file),
+            line);
+}
+
+static void json_header(strbuf *sb, int v, const char *file, int line) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  sb_printf(sb, "{\"ts\":%.3f,\"caller\":\"%s:%d\",", (double)tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0,
+            base_name(file), line);
+  (void)v;
+}
+
+static void flush_line(strbuf *sb) {
+  sb_appendc(sb, '\n');
+  pthread_mutex_lock(&g_lock);
+  FILE *out = g_stream ? g_stream : stderr;
+  fwrite(sb->buf, 1, sb->len, out);
+  fflush(out);
+  pthread_mutex_unlock(&g_lock);
+  sb_free(sb);
+}
+
+static void append_fields(strbuf *sb, const log_field *fields, size_t n, int json) {
+  for (size_t i = 0; i < n; i++) {
+    if (json) {
+      sb_appendc(sb, ',');
+      sb_append_json_str(sb, fields[i].key);
+      sb_appendc(sb, ':');
+    } else {
+      sb_printf(sb, " %s=", fields[i].key);
+    }
+    append_value(sb, &fields[i], json);
+  }
+}
+
+void log_write(char sev, int v, const char *file, int line, const char *msg, const char *err,
+               const log_ctx *ctx, const log_field *fields, size_t n) {
+  strbuf sb = {0};
+  int json = g_format == LOG_JSON;
+  if (json) {
+    json_header(&sb, v, file, line);
+    sb_append(&sb, "\"msg\":");
+    sb_append_json_str(&sb, msg);
+    if (sev != 'E')
+      sb_printf(&sb, ",\"v\":%d", v);
+    if (err) {
+      sb_append(&sb, ",\"err\":");
+      sb_append_json_str(&sb, err);
+    }
+  } else {
+    text_header(&sb, sev, file, line);
+    sb_append_go_quoted(&sb, msg);
+    if (err) {
+      sb_append(&sb, " err=");
+      sb_append_go_quoted(&sb, err);
+    }
+  }
+  if (ctx)
+    append_fields(&sb, ctx->fields, ctx->n, json);
+  append_fields(&sb, fields, n, json);
+  if (json)
+    sb_appendc(&sb, '}');
+  flush_line(&sb);
+}
+
+void log_writef(char sev, int v, const char *file, int line, const char *fmt, ...) {
+  if (g_verbosity < v)
+    return;
+  strbuf text = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&text, fmt, ap);
+  va_end(ap);
+  strbuf sb = {0};
+  if (g_format == LOG_JSON) {
+    json_header(&sb, v, file, line);
+    sb_append(&sb, "\"msg\":");
+    sb_append_json_str(&sb, sb_str(&text));
+    sb_printf(&sb, ",\"v\":%d}", v);
+  } else {
+    text_header(&sb, sev, file, line);
+    sb_append(&sb, sb_str(&text));
+  }
+  sb_free(&text);
+  flush_line(&sb);
+}

@@ -1,0 +1,266 @@
+/* metrics.c - in-memory Prometheus registry and text rendering; see metrics.h.
+ *
+ * Series are few (one per result x strategy x profile x namespace x node that actually
+ * occurred), so they sit in plain arrays searched linearly. Label names are printed in
+ * sorted order, as client_golang does. */
+#include "metrics.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NLABELS 5
+
+typedef struct {
+  char *labels[NLABELS]; /* namespace, node, profile, result, strategy */
+  double value;
+} counter_series;
+
+static const double loop_buckets[] = {.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500};
+static const double strategy_buckets[] = {.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50, 100};
+#define NLOOP (sizeof loop_buckets / sizeof loop_buckets[0])
+#define NSTRAT (sizeof strategy_buckets / sizeof strategy_buckets[0])
+
+typedef struct {
+  char *profile, *strategy;
+  unsigned long long counts[NSTRAT];
+  unsigned long long count;
+  double sum;
+} strategy_series;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_enabled;
+static char *g_version;
+static double g_start_time;
+static counter_series *g_evicted;
+static size_t g_nevicted;
+static unsigned long long g_loop_counts[NLOOP], g_loop_count;
+static double g_loop_sum;
+static strategy_series *g_strat;
+static size_t g_nstrat;
+
+void metrics_enable(const char *version) {
+  pthread_mutex_lock(&g_lock);
+  g_enabled = 1;
+  free(g_version);
+  g_version = strdup(version ? version : "");
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  g_start_time = (double)tv.tv_sec + tv.tv_usec / 1e6;
+  pthread_mutex_unlock(&g_lock);
+}
+
+int metrics_enabled(void) { return g_enabled; }
+
+void metrics_pods_evicted(const char *result, const char *strategy, const char *profile,
+                          const char *ns, const char *node) {
+  if (!g_enabled)
+    return;
+  const char *want[NLABELS] = {ns, node, profile, result, strategy};
+  pthread_mutex_lock(&g_lock);
+  size_t i;
+  for (i = 0; i < g_nevicted; i++) {
+    int same = 1;
+    for (int k = 0; k < NLABELS && same; k++)
+      same = strcmp(g_evicted[i].labels[k], want[k] ? want[k] : "") == 0;
+    if (same)
+      break;
+  }
+  if (i == g_nevicted) {
+    g_evicted = realloc(g_evicted, (g_nevicted + 1) * sizeof *g_evicted);
+    if (!g_evicted)
+      abort();
+    for (int k = 0; k < NLABELS; k++)
+      g_evicted[i].labels[k] = strdup(want[k] ? want[k] : "");
+    g_evicted[i].value = 0;
+    g_nevicted++;
+  }
+  g_evicted[i].value += 1;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void metrics_loop_duration(double seconds) {
+  if (!g_enabled)
+    return;
+  pthread_mutex_lock(&g_lock);
+  for (size_t b = 0; b < NLOOP; b++)
+    if (seconds <= loop_buckets[b])
+      g_loop_counts[b]++;
+  g_loop_count++;
+  g_loop_sum += seconds;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void metrics_strategy_duration(const char *strategy, const char *profile, double seconds) {
+  if (!g_enabled)
+    return;
+  pthread_mutex_lock(&g_lock);
+  size_t i;
+  for (i = 0; i < g_nstrat; i++)
+    if (!strcmp(g_strat[i].strategy, strategy) && !strcmp(g_strat[i].profile, profile))
+      break;
+  if (i == g_nstrat) {
+    g_strat = realloc(g_strat, (g_nstrat + 1) * sizeof *g_strat);
+    if (!g_strat)
+      abort();
+    memset(&g_strat[i], 0, sizeof g_strat[i]);
+    g_strat[i].strategy = strdup(strategy);
+    g_strat[i].profile = strdup(profile);
+    g_nstrat++;
+  }
+  for (size_t b = 0; b < NSTRAT; b++)
+    if (seconds <= strategy_buckets[b])
+      g_strat[i].counts[b]++;
+  g_strat[i].count++;
+  g_strat[i].sum += seconds;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* label values escape \, " and newline */
+static void label_value(strbuf *sb, const char *v) {
+  for (; *v; v++) {
+    if (*v == '\\' || *v == '"')
+      sb_appendc(sb, '\\'), sb_appendc(sb, *v);
+    else if (*v == '\n')
+      sb_append(sb, "\\n");
+    else
+      sb_appendc(sb, *v);
+  }
+}
+
+static void render_counter(strbuf *out, const char *name) {
+  static const char *names[NLABELS] = {"namespace", "node", "profile", "result", "strategy"};
+  sb_printf(out,
+            "# HELP %s [ALPHA] Number of total evicted pods, by the result, by the strategy, by the "
+            "namespace, by the node name. 'error' result means a pod could not be evicted\n"
+            "# TYPE %s counter\n",
+            name, name);
+  for (size_t i = 0; i < g_nevicted; i++) {
+    sb_printf(out, "%s{", name);
+    for (int k = 0; k < NLABELS; k++) {
+      sb_printf(out, "%s%s=\"", k ? "," : "", names[k]);
+      label_value(out, g_evicted[i].labels[k]);
+      sb_appendc(out, '"');
+    }
+    sb_printf(out, "} %.17g\n", g_evicted[i].value);
+  }
+}
+
+static void render_bucket_le(strbuf *out, double le) { sb_printf(out, "%g", le); }
+
+static void render_loop(strbuf *out, const char *name) {
+  sb_printf(out,
+            "# HELP %s [ALPHA] Time taken to complete a full descheduling cycle\n# TYPE %s histogram\n",
+            name, name);
+  for (size_t b = 0; b < NLOOP; b++) {
+    sb_printf(out, "%s_bucket{le=\"", name);
+    render_bucket_le(out, loop_buckets[b]);
+    sb_printf(out, "\"} %llu\n", g_loop_counts[b]);
+  }
+  sb_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n", name, g_loop_count,
+            name, g_loop_sum, name, g_loop_count);
+}
+
+static void render_strategy(strbuf *out, const char *name) {
+  sb_printf(out,
+            "# HELP %s [ALPHA] Time taken to complete Each strategy of the descheduling "
+            "operation\n# TYPE %s histogram\n",
+            name, name);
+  for (size_t i = 0; i < g_nstrat; i++) {
+    strbuf lbl = {0};
+    sb_append(&lbl, "profile=\"");
+    label_value(&lbl, g_strat[i].profile);
+    sb_append(&lbl, "\",strategy=\"");
+    label_value(&lbl, g_strat[i].strategy);
+    sb_appendc(&lbl, '"');
+    for (size_t b = 0; b < NSTRAT; b++) {
+      sb_printf(out, "%s_bucket{%s,le=\"", name, sb_str(&lbl));
+      render_bucket_le(out, strategy_buckets[b]);
+      sb_printf(out, "\"} %llu\n", g_strat[i].counts[b]);
+    }
+    sb_printf(out, "%s_bucket{%s,le=\"+Inf\"} %llu\n%s_sum{%s} %.17g\n%s_count{%s} %llu\n", name,
+              sb_str(&lbl), g_strat[i].count, name, sb_str(&lbl), g_strat[i].sum, name,
+              sb_str(&lbl), g_strat[i].count);
+    sb_free(&lbl);
+  }
+}
+
+static long read_rss_bytes(long *vsize) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, total = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &total, &pages) != 2)
+      pages = total = 0;
+    fclose(f);
+  }
+  long ps = sysconf(_SC_PAGESIZE);
+  *vsize = total * ps;
+  return pages * ps;
+}
+
+static void render_process(strbuf *out) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+               ru.ru_stime.tv_usec / 1e6;
+  long vsize, rss = read_rss_bytes(&vsize);
+  struct rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  sb_printf(out,
+            "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+            "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.6f\n"
+            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+            "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %ld\n"
+            "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+            "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %ld\n"
+            "# HELP process_start_time_seconds Start time of the process since unix epoch in "
+            "seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.3f\n"
+            "# HELP process_max_fds Maximum number of open file descriptors.\n"
+            "# TYPE process_max_fds gauge\nprocess_max_fds %llu\n",
+            cpu, rss, vsize, g_start_time, (unsigned long long)rl.rlim_cur);
+}
+
+void metrics_render(strbuf *out) {
+  pthread_mutex_lock(&g_lock);
+  const char *bi = "descheduler_build_info";
+  sb_printf(out,
+            "# HELP %s [ALPHA] Build info about descheduler, including Go version, Descheduler "
+            "version, Git SHA, Git branch\n# TYPE %s gauge\n"
+            "%s{AppVersion=\"%s\",DeschedulerVersion=\"%s\",GitBranch=\"\",GitSha1=\"\","
+            "GoVersion=\"none (C build)\"} 1\n",
+            bi, bi, bi, g_version ? g_version : "", g_version ? g_version : "");
+  render_loop(out, "descheduler_descheduler_loop_duration_seconds");
+  render_strategy(out, "descheduler_descheduler_strategy_duration_seconds");
+  render_loop(out, "descheduler_loop_duration_seconds");
+  render_counter(out, "descheduler_pods_evicted");
+  render_counter(out, "descheduler_pods_evicted_total");
+  render_strategy(out, "descheduler_strategy_duration_seconds");
+  render_process(out);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void metrics_reset(void) {
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_nevicted; i++)
+    for (int k = 0; k < NLABELS; k++)
+      free(g_evicted[i].labels[k]);
+  free(g_evicted);
+  g_evicted = NULL;
+  g_nevicted = 0;
+  for (size_t i = 0; i < g_nstrat; i++) {
+    free(g_strat[i].strategy);
+    free(g_strat[i].profile);
+  }
+  free(g_strat);
+  g_strat = NULL;
+  g_nstrat = 0;
+  memset(g_loop_counts, 0, sizeof g_loop_counts);
+  g_loop_count = 0;
+  g_loop_sum = 0;
+  pthread_mutex_unlock(&g_lock);
+}

@@ -1,0 +1,23 @@
+/* metrics.h - the Prometheus metrics registry (descheduler-core.md §8).
+ *
+ * Upstream's metric names, labels, help texts and buckets, including the deprecated twins
+ * that always move together. The registry is process state (like the logger); it starts
+ * disabled, and recording is a no-op until metrics_enable() (so `--disable-metrics` and
+ * `simulate` record nothing). Thread-safe: the HTTP server renders while a cycle records. */
+#ifndef DS_METRICS_H
+#define DS_METRICS_H
+
+#include "../util/strbuf.h"
+
+void metrics_enable(const char *version);
+int metrics_enabled(void);
+void metrics_pods_evicted(const char *result, const char *strategy, const char *profile,
+                          const char *ns, const char *node);
+void metrics_loop_duration(double seconds);
+void metrics_strategy_duration(const char *strategy, const char *profile, double seconds);
+/* Prometheus text exposition format 0.0.4. */
+void metrics_render(strbuf *out);
+/* DELETE /metrics: forget every series. */
+void metrics_reset(void);
+
+#endif

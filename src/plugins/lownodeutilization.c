@@ -1,0 +1,305 @@
+/* lownodeutilization.c - LowNodeUtilization (Balance), plugins.md §2.
+ *
+ * Classifies the cycle's nodes by requested resources: underutilized when every resource is
+ * at or below `thresholds` (and the node is schedulable), overutilized when any resource is
+ * above `targetThresholds`; with useDeviationThresholds both are offsets from the average.
+ * Then moves pods off overutilized nodes, most used first, while they stay above target and
+ * the underutilized nodes keep room. Ordering choices where upstream's is random: nodes are
+ * visited by name; equal drain keys keep name order; equal-priority pods keep name order.
+ *
+ * Actual-utilization sources (metrics server, Prometheus) are accepted by validation as
+ * upstream does; at run time they report that no metrics client is available here. */
+#include "../framework/framework.h"
+#include "../framework/podutil.h"
+#include "../util/strbuf.h"
+#include "nodeutilization.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  bool use_deviation;
+  pct_map thresholds, target;
+  int64_t number_of_nodes;
+  struct {
+    bool metrics_server;
+    const char *source;
+    struct {
+      const char *query;
+    } prometheus;
+    bool has_prometheus;
+  } metrics;
+  bool has_metrics;
+  ns_filter evictable_namespaces;
+  struct {
+    opt_uint node;
+  } limits;
+} lnu_args;
+
+static const args_field prometheus_fields[] = {{"query", AF_STRING, 0}, {NULL}};
+static const args_field metrics_fields[] = {
+    {"metricsServer", AF_BOOL, offsetof(lnu_args, metrics.metrics_server) - offsetof(lnu_args, metrics)},
+    {"source", AF_STRING, offsetof(lnu_args, metrics.source) - offsetof(lnu_args, metrics)},
+    {"prometheus", AF_OBJECT, offsetof(lnu_args, metrics.prometheus) - offsetof(lnu_args, metrics),
+     prometheus_fields, 0, offsetof(lnu_args, metrics.has_prometheus) - offsetof(lnu_args, metrics)},
+    {NULL}};
+static const args_field limits_fields[] = {{"node", AF_OPT_UINT, 0}, {NULL}};
+static const args_field lnu_fields[] = {
+    {"useDeviationThresholds", AF_BOOL, offsetof(lnu_args, use_deviation)},
+    {"thresholds", AF_PCT_MAP, offsetof(lnu_args, thresholds)},
+    {"targetThresholds", AF_PCT_MAP, offsetof(lnu_args, target)},
+    {"numberOfNodes", AF_INT64, offsetof(lnu_args, number_of_nodes)},
+    {"metricsUtilization", AF_OBJECT, offsetof(lnu_args, metrics), metrics_fields, 0,
+     offsetof(lnu_args, has_metrics)},
+    {"evictableNamespaces", AF_NAMESPACES, offsetof(lnu_args, evictable_namespaces)},
+    {"evictionLimits", AF_OBJECT, offsetof(lnu_args, limits), limits_fields},
+    {NULL}};
+
+static double pct_get(const pct_map *m, const char *key, bool *found) {
+  for (size_t i = 0; i < m->n; i++)
+    if (strcmp(m->keys[i], key) == 0) {
+      *found = true;
+      return m->values[i];
+    }
+  *found = false;
+  return 0;
+}
+
+static int lnu_validate(const void *vargs, dserr *err) {
+  const lnu_args *a = vargs;
+  if (a->evictable_namespaces.include.n)
+    return dserr_set(err, "only Exclude namespaces can be set, inclusion is not supported");
+  if (nu_validate_thresholds(&a->thresholds, err) < 0)
+    return dserr_prefix(err, "thresholds config is not valid");
+  if (nu_validate_thresholds(&a->target, err) < 0)
+    return dserr_prefix(err, "targetThresholds config is not valid");
+  bool same = a->thresholds.n == a->target.n;
+  for (size_t i = 0; i < a->thresholds.n && same; i++)
+    pct_get(&a->target, a->thresholds.keys[i], &same);
+  if (!same)
+    return dserr_set(err, "thresholds and targetThresholds configured different resources");
+  if (!a->use_deviation)
+    for (size_t i = 0; i < a->thresholds.n; i++) {
+      bool f;
+      if (a->thresholds.values[i] > pct_get(&a->target, a->thresholds.keys[i], &f))
+        return dserr_set(err, "thresholds' %s percentage is greater than targetThresholds'",
+                         a->thresholds.keys[i]);
+    }
+  if (a->has_metrics) {
+    const char *src = a->metrics.source ? a->metrics.source : "";
+    if (!strcmp(src, "KubernetesMetrics") && a->metrics.metrics_server)
+      return dserr_set(err, "it is not allowed to set both \"KubernetesMetrics\" source and metricsServer");
+    if (!strcmp(src, "KubernetesMetrics") && a->metrics.has_prometheus)
+      return dserr_set(err, "prometheus configuration is not allowed to set when source is set to \"KubernetesMetrics\"");
+    if (!strcmp(src, "Prometheus") && (!a->metrics.has_prometheus || !a->metrics.prometheus.query ||
+                                       !*a->metrics.prometheus.query))
+      return dserr_set(err, "prometheus query is required when metrics source is set to \"Prometheus\"");
+  }
+  return 0;
+}
+
+static int lnu_prepare(void *vargs, const plugin_env *env, dserr *err) {
+  (void)env;
+  lnu_args *a = vargs;
+  if (a->has_metrics && a->metrics.source && !strcmp(a->metrics.source, "Prometheus")) {
+    if (!a->metrics.has_prometheus)
+      return dserr_set(err, "prometheus property is missing");
+    if (!a->metrics.prometheus.query || !*a->metrics.prometheus.query)
+      return dserr_set(err, "prometheus query is missing");
+    const pct_map *maps[2] = {&a->thresholds, &a->target};
+    const char *names[2] = {"thresholds", "targetThresholds"};
+    for (int i = 0; i < 2; i++)
+      if (maps[i]->n != 1 || strcmp(maps[i]->keys[0], "MetricResource") != 0) {
+        strbuf got = {0};
+        for (size_t k = 0; k < maps[i]->n; k++)
+          sb_printf(&got, "%s%s", k ? " " : "", maps[i]->keys[k]);
+        dserr_set(err, "%s are expected to specify a single instance of \"MetricResource\" resource, got [%s] instead",
+                  names[i], sb_str(&got));
+        sb_free(&got);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+static bool lnu_pod_filter(plugin_handle *h, const void *ctx, const pod *p) {
+  (void)ctx;
+  return fw_filter(h, p);
+}
+
+/* C(node): above its cap on some resource, and every destination resource has room */
+static bool lnu_continue(const nu_resources *r, const nu_node *src, const int64_t *avail) {
+  bool over = false;
+  for (size_t j = 0; j < r->n; j++)
+    over |= src->usage[j] > src->cap[j];
+  if (!over)
+    return false;
+  for (size_t j = 0; j < r->n; j++)
+    if (avail[j] <= 0)
+      return false;
+  return true;
+}
+
+typedef struct {
+  nu_node *n;
+  int64_t key;
+  size_t pos;
+} keyed;
+
+static int cmp_keyed_desc(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Threshold pairs as pct_maps over R_thr: static, or deviation from the average. */
+static void thresholds_for(plugin_handle *h, const lnu_args *a, const nu_resources *r,
+                           const nu_node *nodes, size_t n, pct_map *low, pct_map *high) {
+  if (!a->use_deviation) {
+    *low = a->thresholds;
+    *high = a->target;
+    return;
+  }
+  size_t k = a->thresholds.n;
+  low->set = high->set = true;
+  low->n = high->n = k;
+  low->keys = high->keys = a->thresholds.keys;
+  low->values = ARENA_NEWN(h->scratch, double, k ? k : 1);
+  high->values = ARENA_NEWN(h->scratch, double, k ? k : 1);
+  log_field avgf[NU_MAX_RES], lowf[NU_MAX_RES], highf[NU_MAX_RES];
+  for (size_t t = 0; t < k; t++) {
+    int j = nu_index(r, a->thresholds.keys[t]);
+    double sum = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < n; i++)
+      if (nodes[i].has_pct[j]) {
+        sum += nodes[i].pct[j];
+        cnt++;
+      }
+    double avg = cnt ? sum / (double)cnt : 0;
+    bool f;
+    double lo = avg - a->thresholds.values[t], hi = avg + pct_get(&a->target, a->thresholds.keys[t], &f);
+    low->values[t] = lo < 0 ? 0 : lo > 100 ? 100 : lo;
+    high->values[t] = hi < 0 ? 0 : hi > 100 ? 100 : hi;
+    avgf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, avg));
+    lowf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, low->values[t]));
+    highf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, high->values[t]));
+  }
+  if (LOG_ON(3)) {
+    log_write('I', 3, __FILE__, __LINE__, "Assessed average usage", NULL, &h->log, avgf, k);
+    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for underutilized nodes", NULL, &h->log, lowf, k);
+    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for overutilized nodes", NULL, &h->log, highf, k);
+  }
+}
+
+static void log_criteria(plugin_handle *h, const char *msg, const pct_map *m) {
+  if (!LOG_ON(1))
+    return;
+  log_field f[NU_MAX_RES];
+  size_t k = 0;
+  for (size_t i = 0; i < m->n && k < NU_MAX_RES; i++)
+    f[k++] = LSTR(m->keys[i], nu_pct_str(h, m->values[i]));
+  log_write('I', 1, __FILE__, __LINE__, msg, NULL, &h->log, f, k);
+}
+
+static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
+  const lnu_args *a = vargs;
+  if (a->has_metrics) {
+    const char *src = a->metrics.source ? a->metrics.source : "";
+    if (!strcmp(src, "Prometheus"))
+      return dserr_set(err, "error initializing usage client: prometheus client not initialized");
+    if (a->metrics.metrics_server || !strcmp(src, "KubernetesMetrics"))
+      return dserr_set(err, "error initializing usage client: metrics client not initialized");
+  }
+  nu_resources r;
+  nu_resources_init(&r, &a->thresholds);
+  nu_node *nodes = nu_compute(h, &r, h->nodes, h->nnodes);
+  size_t n = h->nnodes;
+  pct_map low, high;
+  thresholds_for(h, a, &r, nodes, n, &low, &high);
+
+  nu_node **under = ARENA_NEWN(h->scratch, nu_node *, n);
+  nu_node **over = ARENA_NEWN(h->scratch, nu_node *, n);
+  size_t nunder = 0, nover = 0;
+  for (size_t i = 0; i < n; i++) {
+    nu_node *nn = &nodes[i];
+    bool is_under = true;
+    if (nn->node->unschedulable) {
+      LOGV(2, &h->log, "Node is unschedulable, thus not considered as underutilized",
+           LSTR("node", nn->node->name));
+      is_under = false;
+    }
+    for (size_t t = 0; t < low.n && is_under; t++) {
+      int j = nu_index(&r, low.keys[t]);
+      double pct = nn->has_pct[j] ? nn->pct[j] : 0;
+      is_under = pct <= low.values[t];
+    }
+    bool is_over = false;
+    if (!is_under)
+      for (size_t t = 0; t < high.n && !is_over; t++) {
+        int j = nu_index(&r, high.keys[t]);
+        double pct = nn->has_pct[j] ? nn->pct[j] : 0;
+        is_over = pct > high.values[t];
+      }
+    const char *usage = nu_usage_json(h, &r, nn->usage), *pcts = nu_pct_json(h, &r, nn);
+    if (is_under || is_over) {
+      nu_set_caps(nn, &r, &high);
+      if (is_under)
+        under[nunder++] = nn;
+      else
+        over[nover++] = nn;
+      fw_note_category(h, nn->node, is_under ? "underutilized" : "overutilized");
+      LOGV(0, &h->log, "Node has been classified", LSTR("category", is_under ? "underutilized" : "overutilized"),
+           LSTR("node", nn->node->name), LJSON("usage", usage), LJSON("usagePercentage", pcts));
+    } else {
+      fw_note_category(h, nn->node, "appropriately utilized");
+      LOGV(0, &h->log, "Node is appropriately utilized", LSTR("node", nn->node->name),
+           LJSON("usage", usage), LJSON("usagePercentage", pcts));
+    }
+  }
+  log_criteria(h, "Criteria for a node under utilization", &low);
+  LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
+  log_criteria(h, "Criteria for a node above target utilization", &high);
+  LOGV(1, &h->log, "Number of overutilized nodes", LUINT("totalNumber", nover));
+
+  if (nunder == 0) {
+    LOGV(1, &h->log, "No node is underutilized, nothing to do here, you might tune your thresholds further");
+    return 0;
+  }
+  if ((int64_t)nunder <= a->number_of_nodes) {
+    LOGV(1, &h->log, "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
+         LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", a->number_of_nodes));
+    return 0;
+  }
+  if (nunder == n) {
+    LOGV(1, &h->log, "All nodes are underutilized, nothing to do here");
+    return 0;
+  }
+  if (nover == 0) {
+    LOGV(1, &h->log, "All nodes are under target utilization, nothing to do here");
+    return 0;
+  }
+  /* sources: descending by summed usage; ties keep name order */
+  keyed *k = ARENA_NEWN(h->scratch, keyed, nover);
+  for (size_t i = 0; i < nover; i++)
+    k[i] = (keyed){over[i], nu_usage_sum(&r, over[i]), i};
+  qsort(k, nover, sizeof *k, cmp_keyed_desc);
+  for (size_t i = 0; i < nover; i++)
+    over[i] = k[i].n;
+  nu_plan plan = {&r, over, nover, under, nunder, lnu_continue, a->limits.node,
+                  &a->evictable_namespaces, lnu_pod_filter, NULL};
+  return nu_evict(h, &plan, err);
+}
+
+const plugin_desc plugin_low_node_utilization = {
+    .name = "LowNodeUtilization",
+    .points = PLUGIN_BALANCE,
+    .args_size = sizeof(lnu_args),
+    .fields = lnu_fields,
+    .validate = lnu_validate,
+    .prepare = lnu_prepare,
+    .run = lnu_run,
+};

@@ -1,0 +1,322 @@
+/* nodeutilization.c - shared node-usage arithmetic and eviction engine; see nodeutilization.h. */
+#include "nodeutilization.h"
+
+#include "../framework/podutil.h"
+#include "../util/quantity.h"
+#include "../util/strbuf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nu_resources_init(nu_resources *r, const pct_map *thresholds) {
+  r->n = 0;
+  for (size_t i = 0; i < thresholds->n && r->n < NU_MAX_RES - 3; i++)
+    r->names[r->n++] = thresholds->keys[i];
+  static const char *basic[] = {"cpu", "memory", "pods"};
+  for (size_t b = 0; b < 3; b++)
+    if (nu_index(r, basic[b]) < 0)
+      r->names[r->n++] = basic[b];
+}
+
+int nu_index(const nu_resources *r, const char *name) {
+  for (size_t i = 0; i < r->n; i++)
+    if (strcmp(r->names[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+static bool is_cpu(const char *name) { return strcmp(name, "cpu") == 0; }
+
+int64_t nu_pod_request(const pod *p, const char *name) {
+  int64_t milli = res_get(&p->requests, name, NULL);
+  return is_cpu(name) ? milli : quantity_units(milli);
+}
+
+nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n) {
+  nu_node *out = ARENA_NEWN(h->scratch, nu_node, n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    nu_node *nn = &out[i];
+    node *nd = nodes[i];
+    nn->node = nd;
+    nn->pods = fw_node_pods(h, nd, true, &nn->npods);
+    /* sum requests in milli, then scale once, as upstream sums exact quantities */
+    int64_t milli[NU_MAX_RES] = {0};
+    for (size_t k = 0; k < nn->npods; k++)
+      for (size_t j = 0; j < r->n; j++)
+        milli[j] += res_get(&nn->pods[k]->requests, r->names[j], NULL);
+    const res_list *capsrc = nd->allocatable.n ? &nd->allocatable : &nd->capacity;
+    for (size_t j = 0; j < r->n; j++) {
+      const char *name = r->names[j];
+      if (strcmp(name, "pods") == 0)
+        nn->usage[j] = (int64_t)nn->npods;
+      else
+        nn->usage[j] = is_cpu(name) ? milli[j] : quantity_units(milli[j]);
+      bool found;
+      int64_t c = res_get(capsrc, name, &found);
+      nn->has_capacity[j] = found;
+      nn->capacity[j] = found ? (is_cpu(name) ? c : quantity_units(c)) : 0;
+      if (found) {
+        nn->has_pct[j] = true;
+        nn->pct[j] = nn->capacity[j] == 0 ? 0 : (double)nn->usage[j] / (double)nn->capacity[j] * 100;
+      }
+    }
+  }
+  return out;
+}
+
+void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high) {
+  for (size_t j = 0; j < r->n; j++) {
+    if (!nn->has_capacity[j]) {
+      nn->cap[j] = 0;
+      continue;
+    }
+    int k = -1;
+    for (size_t t = 0; t < high->n; t++)
+      if (strcmp(high->keys[t], r->names[j]) == 0)
+        k = (int)t;
+    if (k < 0)
+      nn->cap[j] = nn->capacity[j];
+    else
+      nn->cap[j] = (int64_t)(high->values[k] * 0.01 * (double)nn->capacity[j]);
+  }
+}
+
+/* plugins.md §2.2 step 2 */
+int nu_validate_thresholds(const pct_map *m, dserr *err) {
+  if (m->n == 0)
+    return dserr_set(err, "no resource threshold is configured");
+  for (size_t i = 0; i < m->n; i++)
+    if (m->values[i] < 0 || m->values[i] > 100)
+      return dserr_set(err, "%s threshold not in [0, 100] range", m->keys[i]);
+  return 0;
+}
+
+int64_t nu_usage_sum(const nu_resources *r, const nu_node *nn) {
+  int64_t s = 0;
+  for (size_t j = 0; j < r->n; j++)
+    s += nn->usage[j];
+  return s;
+}
+
+/* ---------- log renderings ---------- */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* resource indexes in Go's JSON map order (sorted keys) */
+static size_t sorted_indexes(const nu_resources *r, size_t *idx) {
+  const char *names[NU_MAX_RES];
+  memcpy(names, r->names, r->n * sizeof *names);
+  qsort(names, r->n, sizeof *names, cmp_str);
+  for (size_t i = 0; i < r->n; i++)
+    idx[i] = (size_t)nu_index(r, names[i]);
+  return r->n;
+}
+
+static void format_quantity(strbuf *sb, const char *name, int64_t scaled) {
+  if (is_cpu(name))
+    quantity_format_decimal(sb, scaled);
+  else if (strcmp(name, "memory") == 0)
+    quantity_format_binary(sb, scaled);
+  else
+    quantity_format_decimal(sb, scaled * 1000);
+}
+
+const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t *usage) {
+  size_t idx[NU_MAX_RES];
+  size_t n = sorted_indexes(r, idx);
+  strbuf sb = {0};
+  sb_appendc(&sb, '{');
+  for (size_t i = 0; i < n; i++) {
+    size_t j = idx[i];
+    if (i)
+      sb_appendc(&sb, ',');
+    sb_append_json_str(&sb, r->names[j]);
+    sb_append(&sb, ":\"");
+    format_quantity(&sb, r->names[j], usage[j]);
+    sb_appendc(&sb, '"');
+  }
+  sb_appendc(&sb, '}');
+  char *s = arena_strdup(h->scratch, sb_str(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* Go's json encoding of a float64 rounded to two decimals (half away from zero):
+ * the shortest plain decimal that reads back as the same double ("80", "88.89") */
+static void format_pct(strbuf *sb, double v) {
+  double x = round(v * 100) / 100;
+  char buf[64];
+  for (int dec = 0; dec <= 17; dec++) {
+    snprintf(buf, sizeof buf, "%.*f", dec, x);
+    if (strtod(buf, NULL) == x)
+      break;
+  }
+  sb_append(sb, buf);
+}
+
+const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn) {
+  size_t idx[NU_MAX_RES];
+  size_t n = sorted_indexes(r, idx);
+  strbuf sb = {0};
+  sb_appendc(&sb, '{');
+  int first = 1;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = idx[i];
+    if (!nn->has_pct[j])
+      continue;
+    if (!first)
+      sb_appendc(&sb, ',');
+    first = 0;
+    sb_append_json_str(&sb, r->names[j]);
+    sb_appendc(&sb, ':');
+    format_pct(&sb, nn->pct[j]);
+  }
+  sb_appendc(&sb, '}');
+  char *s = arena_strdup(h->scratch, sb_str(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+const char *nu_pct_str(plugin_handle *h, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.2f%%", v);
+  return arena_strdup(h->scratch, buf);
+}
+
+/* ---------- eviction engine ---------- */
+
+/* The pod tolerates every taint of at least one destination (any effect). */
+static bool tolerates_some_destination(const nu_plan *plan, const pod *p) {
+  for (size_t d = 0; d < plan->ndests; d++) {
+    const node *n = plan->dests[d]->node;
+    if (n->ntaints > p->ntolerations)
+      continue;
+    bool all = true;
+    for (size_t t = 0; t < n->ntaints && all; t++)
+      all = pod_tolerates_taint(p, &n->taints[t]);
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+static void log_updated_usage(const nu_resources *r, const nu_node *src) {
+  if (!LOG_ON(3))
+    return;
+  log_field f[NU_MAX_RES + 1];
+  size_t k = 0;
+  f[k++] = LSTR("node", src->node->name);
+  strbuf vals[NU_MAX_RES] = {{0}};
+  for (size_t j = 0; j < r->n; j++) {
+    const char *name = r->names[j];
+    const char *key = is_cpu(name) ? "CPU" : !strcmp(name, "memory") ? "Mem" : !strcmp(name, "pods") ? "Pods" : name;
+    format_quantity(&vals[j], name, src->usage[j]);
+    f[k++] = LSTR(key, sb_str(&vals[j]));
+  }
+  log_write('I', 3, __FILE__, __LINE__, "Updated node usage", NULL, NULL, f, k);
+  for (size_t j = 0; j < r->n; j++)
+    sb_free(&vals[j]);
+}
+
+static void log_total_capacity(const nu_resources *r, const int64_t *avail) {
+  if (!LOG_ON(1))
+    return;
+  log_field f[NU_MAX_RES];
+  size_t k = 0;
+  static const char *order[] = {"cpu", "memory", "pods"};
+  static const char *keys[] = {"CPU", "Mem", "Pods"};
+  for (size_t b = 0; b < 3; b++) {
+    int j = nu_index(r, order[b]);
+    if (j >= 0)
+      f[k++] = LINT(keys[b], avail[j]);
+  }
+  for (size_t j = 0; j < r->n; j++)
+    if (strcmp(r->names[j], "cpu") && strcmp(r->names[j], "memory") && strcmp(r->names[j], "pods"))
+      f[k++] = LINT(r->names[j], avail[j]);
+  log_write('I', 1, __FILE__, __LINE__, "Total capacity to be moved", NULL, NULL, f, k);
+}
+
+typedef enum { NODE_NEXT, PLUGIN_STOP } drain_result;
+
+static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *src, int64_t *avail) {
+  const nu_resources *r = plan->res;
+  char ref[512];
+  LOGV(3, NULL, "Evicting pods from node", LSTR("node", src->node->name),
+       LJSON("usage", nu_usage_json(h, r, src->usage)));
+  pod **removable = ARENA_NEWN(h->scratch, pod *, src->npods ? src->npods : 1);
+  size_t nrem = 0;
+  for (size_t i = 0; i < src->npods; i++)
+    if (plan->pod_filter(h, plan->filter_ctx, src->pods[i]))
+      removable[nrem++] = src->pods[i];
+  LOGV(2, NULL, "Pods on node", LSTR("node", src->node->name), LUINT("allPods", src->npods),
+       LUINT("nonRemovablePods", src->npods - nrem), LUINT("removablePods", nrem));
+  if (nrem == 0) {
+    LOGV(1, &h->log, "No removable pods on node, try next node", LSTR("node", src->node->name));
+    return NODE_NEXT;
+  }
+  LOGV(1, &h->log, "Evicting pods based on priority, if they have same priority, they'll be evicted based on QoS tiers");
+  pods_sort_priority_low_to_high(removable, nrem);
+  if (!plan->cont(r, src, avail))
+    return NODE_NEXT;
+  uint64_t count = 0;
+  for (size_t i = 0; i < nrem; i++) {
+    pod *p = removable[i];
+    if (plan->node_limit.set && count >= plan->node_limit.v) {
+      LOGV(3, &h->log, "Max number of evictions per node per plugin reached",
+           LUINT("limit", plan->node_limit.v));
+      return NODE_NEXT;
+    }
+    if (!tolerates_some_destination(plan, p)) {
+      LOGV(3, &h->log, "Skipping eviction for pod, doesn't tolerate node taint",
+           LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      continue;
+    }
+    if (plan->excluded && plan->excluded->exclude.n &&
+        str_list_contains(&plan->excluded->exclude, p->ns))
+      continue;
+    if (!fw_pre_eviction_filter(h, p))
+      continue;
+    int64_t pod_usage[NU_MAX_RES];
+    for (size_t j = 0; j < r->n; j++)
+      pod_usage[j] = nu_pod_request(p, r->names[j]);
+    evict_status st = fw_evict(h, p, "");
+    if (st == EVICT_LIMIT_NODE)
+      return NODE_NEXT;
+    if (st == EVICT_LIMIT_TOTAL)
+      return PLUGIN_STOP;
+    if (st != EVICT_OK) {
+      LOGE(&h->log, "eviction failed", "the pod could not be evicted",
+           LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      continue;
+    }
+    count++;
+    LOGV(3, &h->log, "Evicted pods", LSTR("pod", pod_ref(p, ref, sizeof ref)));
+    for (size_t j = 0; j < r->n; j++) {
+      int64_t d = strcmp(r->names[j], "pods") == 0 ? 1 : pod_usage[j];
+      src->usage[j] -= d;
+      avail[j] -= d;
+    }
+    log_updated_usage(r, src);
+    if (!plan->cont(r, src, avail))
+      return NODE_NEXT;
+  }
+  return NODE_NEXT;
+}
+
+int nu_evict(plugin_handle *h, const nu_plan *plan, dserr *err) {
+  (void)err;
+  const nu_resources *r = plan->res;
+  int64_t avail[NU_MAX_RES] = {0};
+  for (size_t d = 0; d < plan->ndests; d++)
+    for (size_t j = 0; j < r->n; j++)
+      avail[j] += plan->dests[d]->cap[j] - plan->dests[d]->usage[j];
+  log_total_capacity(r, avail);
+  for (size_t s = 0; s < plan->nsources; s++)
+    if (drain_node(h, plan, plan->sources[s], avail) == PLUGIN_STOP)
+      break;
+  return 0;
+}

@@ -1,0 +1,12 @@
+/* registry.h - every plugin, by the name a policy uses. */
+#ifndef DS_REGISTRY_H
+#define DS_REGISTRY_H
+
+#include "../policy/plugin_desc.h"
+
+/* The descriptor registered under name, or NULL. */
+const plugin_desc *plugin_lookup(const char *name);
+/* All registered descriptors, NULL-terminated. */
+const plugin_desc *const *plugin_all(void);
+
+#endif

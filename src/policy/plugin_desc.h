@@ -1,0 +1,51 @@
+/* plugin_desc.h - what a plugin tells the rest of the program about itself.
+ *
+ * Each plugin file under plugins/ defines one plugin_desc: its registered name, the
+ * extension points it serves, the layout of its args (decoded strictly by policy/args.c),
+ * its validation and defaults (run by the policy loader in upstream's order), an optional
+ * construction check, and the functions the framework calls during a cycle. The registry
+ * (plugins/registry.c) maps names to descriptors. */
+#ifndef DS_PLUGIN_DESC_H
+#define DS_PLUGIN_DESC_H
+
+#include "../model/model.h"
+#include "../util/err.h"
+#include "args.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { PLUGIN_DESCHEDULE = 1, PLUGIN_BALANCE = 2, PLUGIN_EVICTOR = 4 };
+
+typedef struct plugin_handle plugin_handle;
+
+/* What a plugin may consult while the policy is being prepared (before any cycle). */
+typedef struct {
+  /* Looks up a PriorityClass value; returns -1 with err when it cannot. */
+  int (*priority_class_value)(void *ctx, const char *name, int32_t *value, dserr *err);
+  void *ctx;
+} plugin_env;
+
+typedef struct plugin_desc {
+  const char *name;
+  unsigned points;
+  size_t args_size;
+  const args_field *fields;
+  /* Validation of args as written. Returns -1 with the (already aggregated) upstream text. */
+  int (*validate)(const void *args, dserr *err);
+  /* Fills defaults after validation. */
+  void (*set_defaults)(void *args);
+  /* Construction-time work and checks (upstream's plugin constructor), after defaults:
+   * e.g. resolving a PriorityClass. -1 with err fails the policy. Logs build-time lines. */
+  int (*prepare)(void *args, const plugin_env *env, dserr *err);
+  /* Deschedule or Balance: one run over the cycle's nodes. Returns -1 with err for the
+   * "plugin finished with error" case; evictions go through the framework. */
+  int (*run)(plugin_handle *h, const void *args, dserr *err);
+  /* Evictor plugins: Filter and PreEvictionFilter. */
+  bool (*filter)(plugin_handle *h, const void *args, const pod *p);
+  bool (*pre_eviction_filter)(plugin_handle *h, const void *args, const pod *p);
+} plugin_desc;
+
+typedef const plugin_desc *(*plugin_lookup_fn)(const char *name);
+
+#endif

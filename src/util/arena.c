@@ -1,0 +1,100 @@
+/* arena.c - bump allocator; see arena.h. Blocks form a singly linked list, newest first. */
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct block {
+  struct block *next;
+  size_t size, used;
+  max_align_t data[];
+};
+
+struct arena {
+  struct block *head;
+  size_t block_size, total;
+};
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return p;
+}
+
+arena *arena_new(size_t block_size) {
+  arena *a = xmalloc(sizeof *a);
+  a->head = NULL;
+  a->block_size = block_size < 1024 ? 1024 : block_size;
+  a->total = 0;
+  return a;
+}
+
+void arena_free(arena *a) {
+  if (!a)
+    return;
+  struct block *b = a->head;
+  while (b) {
+    struct block *n = b->next;
+    free(b);
+    b = n;
+  }
+  free(a);
+}
+
+void arena_reset(arena *a) {
+  struct block *b = a->head;
+  if (!b)
+    return;
+  /* keep the oldest block (the tail), which has the default size */
+  while (b->next) {
+    struct block *n = b->next;
+    free(b);
+    b = n;
+  }
+  b->used = 0;
+  a->head = b;
+  a->total = 0;
+}
+
+void *arena_alloc(arena *a, size_t size) {
+  const size_t align = sizeof(max_align_t);
+  size = (size + align - 1) & ~(align - 1);
+  if (size == 0)
+    size = align;
+  struct block *b = a->head;
+  if (!b || b->size - b->used < size) {
+    size_t want = size > a->block_size ? size : a->block_size;
+    b = xmalloc(sizeof *b + want);
+    b->size = want;
+    b->used = 0;
+    if (a->head && size > a->block_size) {
+      /* an oversized block goes behind the current one so the current keeps filling */
+      b->next = a->head->next;
+      a->head->next = b;
+    } else {
+      b->next = a->head;
+      a->head = b;
+    }
+  }
+  void *p = (char *)b->data + b->used;
+  b->used += size;
+  a->total += size;
+  memset(p, 0, size);
+  return p;
+}
+
+char *arena_strndup(arena *a, const char *s, size_t len) {
+  char *p = arena_alloc(a, len + 1);
+  memcpy(p, s, len);
+  p[len] = 0;
+  return p;
+}
+
+char *arena_strdup(arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+size_t arena_used(const arena *a) { return a->total; }

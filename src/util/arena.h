@@ -1,0 +1,30 @@
+/* arena.h - bump allocator for data that lives and dies together.
+ *
+ * The cluster model, a decoded policy and one cycle's scratch data each live in an arena:
+ * objects are never freed one by one, the whole arena is reset or freed at once. Every
+ * allocation is zeroed. Allocation failure aborts the process (out of memory is not a
+ * recoverable condition for this program). */
+#ifndef DS_ARENA_H
+#define DS_ARENA_H
+
+#include <stddef.h>
+
+typedef struct arena arena;
+
+/* Creates an empty arena whose blocks are at least block_size bytes. Caller frees. */
+arena *arena_new(size_t block_size);
+void arena_free(arena *a);
+/* Forgets every allocation but keeps the first block for reuse. */
+void arena_reset(arena *a);
+/* Zeroed memory aligned for any type, valid until the arena is reset or freed. */
+void *arena_alloc(arena *a, size_t size);
+/* Copies (s, len) plus a terminating NUL into the arena. */
+char *arena_strndup(arena *a, const char *s, size_t len);
+char *arena_strdup(arena *a, const char *s);
+/* Bytes handed out so far (for benchmarks and tests). */
+size_t arena_used(const arena *a);
+
+#define ARENA_NEW(a, type) ((type *)arena_alloc((a), sizeof(type)))
+#define ARENA_NEWN(a, type, n) ((type *)arena_alloc((a), sizeof(type) * (size_t)(n)))
+
+#endif

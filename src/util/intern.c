@@ -1,0 +1,100 @@
+/* intern.c - open-addressing hash set of strings stored in an arena; see intern.h. */
+#include "intern.h"
+
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct intern_table {
+  arena *mem;
+  const char **slots;
+  uint32_t *hashes;
+  size_t cap, count;
+};
+
+static uint32_t hash_bytes(const char *s, size_t n) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 16777619u;
+  }
+  return h ? h : 1;
+}
+
+intern_table *intern_new(void) {
+  intern_table *t = calloc(1, sizeof *t);
+  if (!t)
+    abort();
+  t->mem = arena_new(64 * 1024);
+  t->cap = 1024;
+  t->slots = calloc(t->cap, sizeof *t->slots);
+  t->hashes = calloc(t->cap, sizeof *t->hashes);
+  if (!t->slots || !t->hashes)
+    abort();
+  return t;
+}
+
+void intern_free(intern_table *t) {
+  if (!t)
+    return;
+  arena_free(t->mem);
+  free(t->slots);
+  free(t->hashes);
+  free(t);
+}
+
+static void grow(intern_table *t) {
+  size_t ncap = t->cap * 2;
+  const char **ns = calloc(ncap, sizeof *ns);
+  uint32_t *nh = calloc(ncap, sizeof *nh);
+  if (!ns || !nh)
+    abort();
+  for (size_t i = 0; i < t->cap; i++) {
+    if (!t->slots[i])
+      continue;
+    size_t j = t->hashes[i] & (ncap - 1);
+    while (ns[j])
+      j = (j + 1) & (ncap - 1);
+    ns[j] = t->slots[i];
+    nh[j] = t->hashes[i];
+  }
+  free(t->slots);
+  free(t->hashes);
+  t->slots = ns;
+  t->hashes = nh;
+  t->cap = ncap;
+}
+
+const char *intern_n(intern_table *t, const char *s, size_t len) {
+  uint32_t h = hash_bytes(s, len);
+  size_t i = h & (t->cap - 1);
+  while (t->slots[i]) {
+    if (t->hashes[i] == h && strncmp(t->slots[i], s, len) == 0 && t->slots[i][len] == 0)
+      return t->slots[i];
+    i = (i + 1) & (t->cap - 1);
+  }
+  const char *copy = arena_strndup(t->mem, s, len);
+  t->slots[i] = copy;
+  t->hashes[i] = h;
+  if (++t->count * 2 > t->cap)
+    grow(t);
+  return copy;
+}
+
+const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strlen(s)); }
+
+const char *intern_lookup(const intern_table *t, const char *s) {
+  size_t len = strlen(s);
+  uint32_t h = hash_bytes(s, len);
+  size_t i = h & (t->cap - 1);
+  while (t->slots[i]) {
+    if (t->hashes[i] == h && strcmp(t->slots[i], s) == 0)
+      return t->slots[i];
+    i = (i + 1) & (t->cap - 1);
+  }
+  return NULL;
+}
+
+size_t intern_count(const intern_table *t) { return t->count; }

@@ -1,0 +1,23 @@
+/* intern.h - string interning.
+ *
+ * A cluster repeats the same few thousand strings (namespaces, node names, label keys and
+ * values, owner kinds) across hundreds of thousands of objects. Interning stores each once;
+ * interned strings compare equal by pointer. The table owns the strings; they live as long
+ * as the table. */
+#ifndef DS_INTERN_H
+#define DS_INTERN_H
+
+#include <stddef.h>
+
+typedef struct intern_table intern_table;
+
+intern_table *intern_new(void);
+void intern_free(intern_table *t);
+/* Returns the one stored copy of (s, len). Borrowed from the table. */
+const char *intern_n(intern_table *t, const char *s, size_t len);
+const char *intern(intern_table *t, const char *s);
+/* Returns the stored copy if s was interned before, else NULL (never inserts). */
+const char *intern_lookup(const intern_table *t, const char *s);
+size_t intern_count(const intern_table *t);
+
+#endif

@@ -1,0 +1,25 @@
+/* quantity.h - Kubernetes resource quantities ("100m", "1.5", "512Mi", "2G", "1e3").
+ *
+ * A quantity is kept as a signed 64-bit count of thousandths ("milli-units"), rounded up,
+ * as Kubernetes' Quantity.MilliValue() gives it. Whole units (Quantity.Value(), also rounded
+ * up) are derived from it: for positive numbers ceil(ceil(1000q)/1000) = ceil(q). The
+ * descheduler compares cpu in millicores and every other resource in whole units. */
+#ifndef DS_QUANTITY_H
+#define DS_QUANTITY_H
+
+#include "err.h"
+#include "strbuf.h"
+
+#include <stdint.h>
+
+/* Parses text into *milli. On error returns -1 with a message naming the text. */
+int quantity_parse(const char *text, int64_t *milli, dserr *err);
+/* Whole units, rounded up (Quantity.Value()). */
+int64_t quantity_units(int64_t milli);
+
+/* Canonical forms as Kubernetes prints them: a DecimalSI quantity given in milli-units
+ * ("1500m", "2", "100k") and a BinarySI quantity given in whole units ("2Gi", "1500"). */
+void quantity_format_decimal(strbuf *sb, int64_t milli);
+void quantity_format_binary(strbuf *sb, int64_t units);
+
+#endif

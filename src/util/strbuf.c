@@ -1,0 +1,162 @@
+/* strbuf.c - growable string buffer; see strbuf.h. */
+#include "strbuf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void sb_grow(strbuf *sb, size_t extra) {
+  size_t need = sb->len + extra + 1;
+  if (need <= sb->cap)
+    return;
+  size_t cap = sb->cap ? sb->cap : 64;
+  while (cap < need)
+    cap *= 2;
+  char *p = realloc(sb->buf, cap);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", cap);
+    abort();
+  }
+  sb->buf = p;
+  sb->cap = cap;
+}
+
+void sb_appendn(strbuf *sb, const char *s, size_t n) {
+  sb_grow(sb, n);
+  memcpy(sb->buf + sb->len, s, n);
+  sb->len += n;
+  sb->buf[sb->len] = 0;
+}
+
+void sb_append(strbuf *sb, const char *s) { sb_appendn(sb, s, strlen(s)); }
+
+void sb_appendc(strbuf *sb, char c) { sb_appendn(sb, &c, 1); }
+
+void sb_vprintf(strbuf *sb, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n <= 0)
+    return;
+  sb_grow(sb, (size_t)n);
+  vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+  sb->len += (size_t)n;
+}
+
+void sb_printf(strbuf *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(sb, fmt, ap);
+  va_end(ap);
+}
+
+void sb_append_json_str(strbuf *sb, const char *s) {
+  sb_appendc(sb, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': sb_append(sb, "\\\""); break;
+    case '\\': sb_append(sb, "\\\\"); break;
+    case '\n': sb_append(sb, "\\n"); break;
+    case '\r': sb_append(sb, "\\r"); break;
+    case '\t': sb_append(sb, "\\t"); break;
+    default:
+      if (*p < 0x20)
+        sb_printf(sb, "\\u%04x", *p);
+      else
+        sb_appendc(sb, (char)*p);
+    }
+  }
+  sb_appendc(sb, '"');
+}
+
+/* Decodes one UTF-8 sequence; returns its length, or 0 if invalid. */
+static int utf8_decode(const unsigned char *p, uint32_t *cp) {
+  if (p[0] < 0x80) {
+    *cp = p[0];
+    return 1;
+  }
+  int n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+  if (!n)
+    return 0;
+  uint32_t v = p[0] & (0x7F >> n);
+  for (int i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80)
+      return 0;
+    v = (v << 6) | (p[i] & 0x3F);
+  }
+  if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF ||
+      (v >= 0xD800 && v <= 0xDFFF))
+    return 0;
+  *cp = v;
+  return n;
+}
+
+void sb_append_go_quoted(strbuf *sb, const char *s) {
+  sb_appendc(sb, '"');
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    uint32_t cp;
+    int n = utf8_decode(p, &cp);
+    if (n == 0) {
+      sb_printf(sb, "\\x%02x", *p);
+      p++;
+      continue;
+    }
+    if (n > 1) {
+      /* printable non-ASCII passes through; Go escapes only non-printables here */
+      if (cp == 0xFEFF || (cp >= 0x80 && cp < 0xA0))
+        sb_printf(sb, "\\u%04x", cp);
+      else
+        sb_appendn(sb, (const char *)p, (size_t)n);
+      p += n;
+      continue;
+    }
+    switch (cp) {
+    case '"': sb_append(sb, "\\\""); break;
+    case '\\': sb_append(sb, "\\\\"); break;
+    case '\a': sb_append(sb, "\\a"); break;
+    case '\b': sb_append(sb, "\\b"); break;
+    case '\f': sb_append(sb, "\\f"); break;
+    case '\n': sb_append(sb, "\\n"); break;
+    case '\r': sb_append(sb, "\\r"); break;
+    case '\t': sb_append(sb, "\\t"); break;
+    case '\v': sb_append(sb, "\\v"); break;
+    default:
+      if (cp < 0x20 || cp == 0x7F)
+        sb_printf(sb, "\\x%02x", cp);
+      else
+        sb_appendc(sb, (char)cp);
+    }
+    p++;
+  }
+  sb_appendc(sb, '"');
+}
+
+void sb_clear(strbuf *sb) {
+  sb->len = 0;
+  if (sb->buf)
+    sb->buf[0] = 0;
+}
+
+void sb_free(strbuf *sb) {
+  free(sb->buf);
+  sb->buf = NULL;
+  sb->len = sb->cap = 0;
+}
+
+const char *sb_str(const strbuf *sb) { return sb->buf ? sb->buf : ""; }
+
+char *sb_detach(strbuf *sb) {
+  char *p = sb->buf;
+  if (!p) {
+    p = malloc(1);
+    if (!p)
+      abort();
+    p[0] = 0;
+  }
+  sb->buf = NULL;
+  sb->len = sb->cap = 0;
+  return p;
+}

@@ -1,0 +1,32 @@
+/* strbuf.h - growable NUL-terminated byte buffer on the heap.
+ *
+ * Used for building messages, JSON output and HTTP bodies. A zeroed strbuf is empty and
+ * valid; sb_free releases it. Allocation failure aborts. */
+#ifndef DS_STRBUF_H
+#define DS_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct {
+  char *buf; /* NUL-terminated when len > 0 or after any append; may be NULL when empty */
+  size_t len, cap;
+} strbuf;
+
+void sb_append(strbuf *sb, const char *s);
+void sb_appendn(strbuf *sb, const char *s, size_t n);
+void sb_appendc(strbuf *sb, char c);
+void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
+/* Appends s as a JSON string literal, quotes included. */
+void sb_append_json_str(strbuf *sb, const char *s);
+/* Appends s quoted as Go's strconv.Quote does (klog's rendering of strings). */
+void sb_append_go_quoted(strbuf *sb, const char *s);
+void sb_clear(strbuf *sb);
+void sb_free(strbuf *sb);
+/* The contents, never NULL ("" when empty). Borrowed. */
+const char *sb_str(const strbuf *sb);
+/* Hands the heap buffer to the caller (caller frees) and empties sb. */
+char *sb_detach(strbuf *sb);
+
+#endif

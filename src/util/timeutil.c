@@ -1,0 +1,199 @@
+/* timeutil.c - see timeutil.h. */
+#include "timeutil.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+/* days from 1970-01-01 to y-m-d (proleptic Gregorian), Howard Hinnant's algorithm */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int digits(const char **p, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)(*p)[i]))
+      return -1;
+    v = v * 10 + ((*p)[i] - '0');
+  }
+  *p += n;
+  *out = v;
+  return 0;
+}
+
+int time_parse_rfc3339(const char *text, int64_t *sec, int32_t *nsec, dserr *err) {
+  const char *p = text;
+  int Y, M, D, h, mi, s;
+  if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D) ||
+      (*p != 'T' && *p != 't' && *p != ' ') || (p++, digits(&p, 2, &h)) || *p++ != ':' ||
+      digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &s))
+    goto bad;
+  if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || s > 60)
+    goto bad;
+  int32_t ns = 0;
+  if (*p == '.') {
+    p++;
+    int n = 0;
+    while (isdigit((unsigned char)*p)) {
+      if (n < 9)
+        ns = ns * 10 + (*p - '0');
+      n++;
+      p++;
+    }
+    if (n == 0)
+      goto bad;
+    for (; n < 9; n++)
+      ns *= 10;
+  }
+  int64_t off = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int sign = *p++ == '-' ? -1 : 1, oh, om;
+    if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+      goto bad;
+    off = sign * (oh * 3600 + om * 60);
+  } else {
+    goto bad;
+  }
+  if (*p)
+    goto bad;
+  *sec = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + s - off;
+  if (nsec)
+    *nsec = ns;
+  return 0;
+bad:
+  return dserr_set(err, "invalid time \"%s\": expected RFC 3339, e.g. 2026-01-02T15:04:05Z", text);
+}
+
+void time_format_rfc3339(strbuf *sb, int64_t sec) {
+  int64_t days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
+  int64_t rem = sec - days * 86400;
+  /* civil_from_days */
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp + (mp < 10 ? 3 : -9);
+  y += m <= 2;
+  sb_printf(sb, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", (long long)y, (long long)m,
+            (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
+}
+
+int duration_parse(const char *text, int64_t *nanos, dserr *err) {
+  const char *p = text;
+  int neg = 0;
+  if (*p == '+' || *p == '-')
+    neg = *p++ == '-';
+  if (strcmp(p, "0") == 0) {
+    *nanos = 0;
+    return 0;
+  }
+  if (!*p)
+    goto bad;
+  double total = 0;
+  while (*p) {
+    if (!isdigit((unsigned char)*p) && *p != '.')
+      goto bad;
+    double v = 0, scale = 1;
+    int any = 0, dot = 0;
+    for (; isdigit((unsigned char)*p) || (*p == '.' && !dot); p++) {
+      if (*p == '.') {
+        dot = 1;
+        continue;
+      }
+      any = 1;
+      if (dot) {
+        scale /= 10;
+        v += (*p - '0') * scale;
+      } else {
+        v = v * 10 + (*p - '0');
+      }
+    }
+    if (!any)
+      goto bad;
+    static const struct {
+      const char *u;
+      double ns;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"\xce\xbcs", 1e3}, {"ms", 1e6},
+                 {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+    int found = -1;
+    size_t best = 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+      size_t n = strlen(units[i].u);
+      if (strncmp(p, units[i].u, n) == 0 && n > best) {
+        /* "m" must not swallow the "ms" unit */
+        found = (int)i;
+        best = n;
+      }
+    }
+    if (found < 0)
+      goto bad;
+    p += best;
+    total += v * units[found].ns;
+  }
+  if (total > 9.2e18)
+    goto bad;
+  *nanos = (int64_t)(neg ? -total : total);
+  return 0;
+bad:
+  return dserr_set(err, "invalid duration \"%s\": expected a Go duration such as 300ms, 5m or 1h30m",
+                   text);
+}
+
+/* Appends v / 10^prec with trailing zeros of the fraction removed. */
+static void fmt_frac(strbuf *sb, uint64_t v, int prec) {
+  uint64_t pow = 1;
+  for (int i = 0; i < prec; i++)
+    pow *= 10;
+  sb_printf(sb, "%llu", (unsigned long long)(v / pow));
+  uint64_t frac = v % pow;
+  if (!frac)
+    return;
+  char buf[24];
+  snprintf(buf, sizeof buf, "%0*llu", prec, (unsigned long long)frac);
+  size_t n = strlen(buf);
+  while (n && buf[n - 1] == '0')
+    buf[--n] = 0;
+  sb_printf(sb, ".%s", buf);
+}
+
+void duration_format(strbuf *sb, int64_t nanos) {
+  uint64_t u = nanos < 0 ? (uint64_t)(-(nanos + 1)) + 1 : (uint64_t)nanos;
+  if (nanos < 0)
+    sb_appendc(sb, '-');
+  if (u == 0) {
+    sb_append(sb, "0s");
+    return;
+  }
+  if (u < 1000000000ULL) {
+    if (u < 1000ULL) {
+      sb_printf(sb, "%lluns", (unsigned long long)u);
+    } else if (u < 1000000ULL) {
+      fmt_frac(sb, u, 3);
+      sb_append(sb, "\xc2\xb5s");
+    } else {
+      fmt_frac(sb, u, 6);
+      sb_append(sb, "ms");
+    }
+    return;
+  }
+  uint64_t secs = u / 1000000000ULL, frac = u % 1000000000ULL;
+  uint64_t h = secs / 3600, m = secs / 60 % 60, s = secs % 60;
+  if (h)
+    sb_printf(sb, "%lluh", (unsigned long long)h);
+  if (h || m)
+    sb_printf(sb, "%llum", (unsigned long long)m);
+  fmt_frac(sb, s * 1000000000ULL + frac, 9);
+  sb_appendc(sb, 's');
+}
