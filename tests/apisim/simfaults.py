@@ -1,0 +1,111 @@
+"""Faults on demand: make chosen requests fail the way networks and apiservers do.
+
+A rule matches requests by method, Kubernetes verb and a regular expression
+searched in the path (query string excluded), and applies, in this order:
+  latency   seconds to sleep before answering
+  status    answer this HTTP code with a Status body (reason/message/retryAfter
+            optional; 429 and 5xx get a `Retry-After` header when retryAfter set)
+  reset     drop the connection with a TCP reset, no response
+  truncate  send the normal response but only its first N body bytes, then
+            close (Content-Length still announces the full body)
+`count` limits a rule to the next N matching requests (then it is removed);
+`fraction` applies it to that share of matching requests (seeded, so runs
+repeat).  Rules are tried in the order they were added; the first one that
+fires wins.  They come from `--faults FILE` (a JSON list) or
+`POST /_sim/faults` and are listed/cleared with GET/DELETE on the same path.
+Control requests under `/_sim/` are never faulted.
+"""
+
+import random
+import re
+import threading
+
+_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+            409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
+            503: "ServiceUnavailable", 504: "Timeout"}
+_KEYS = {"method", "verb", "path", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
+         "count", "fraction", "seed"}
+
+
+class Fault:
+    """What to do to one request (the outcome of matching)."""
+
+    def __init__(self, rule):
+        self.latency = float(rule.get("latency") or 0)
+        self.status = rule.get("status")
+        self.reason = rule.get("reason", _REASONS.get(self.status, "") if self.status else "")
+        self.message = rule.get("message") or ("apisim injected fault: HTTP %s" % self.status)
+        self.retry_after = rule.get("retryAfter")
+        self.reset = bool(rule.get("reset"))
+        self.truncate = rule.get("truncate")
+
+
+class Faults:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rules = []
+        self.next_id = 1
+        self.fired = 0
+
+    def add(self, rule):
+        """Validate and append a rule; returns it with its id.  ValueError when malformed."""
+        if not isinstance(rule, dict):
+            raise ValueError("a fault rule must be a JSON object")
+        unknown = set(rule) - _KEYS - {"id"}
+        if unknown:
+            raise ValueError("unknown fault rule keys: %s" % ", ".join(sorted(unknown)))
+        if not any(rule.get(k) for k in ("latency", "status", "reset", "truncate")):
+            raise ValueError("a fault rule needs one of latency, status, reset, truncate")
+        if rule.get("status") is not None and not (isinstance(rule["status"], int) and 100 <= rule["status"] <= 599):
+            raise ValueError("status must be an HTTP code")
+        if rule.get("path"):
+            re.compile(rule["path"])
+        if rule.get("fraction") is not None and not (0 <= float(rule["fraction"]) <= 1):
+            raise ValueError("fraction must be between 0 and 1")
+        r = dict(rule)
+        with self.lock:
+            r["id"] = self.next_id
+            self.next_id += 1
+            r["_re"] = re.compile(r["path"]) if r.get("path") else None
+            r["_rng"] = random.Random(r.get("seed", r["id"]))
+            self.rules.append(r)
+        return self.public(r)
+
+    @staticmethod
+    def public(r):
+        return {k: v for k, v in r.items() if not k.startswith("_")}
+
+    def list(self):
+        with self.lock:
+            return [self.public(r) for r in self.rules]
+
+    def clear(self, rule_id=None):
+        with self.lock:
+            if rule_id is None:
+                n = len(self.rules)
+                self.rules = []
+            else:
+                before = len(self.rules)
+                self.rules = [r for r in self.rules if r["id"] != rule_id]
+                n = before - len(self.rules)
+            return n
+
+    def match(self, method, verb, path):
+        """The Fault for this request, or None."""
+        with self.lock:
+            for r in self.rules:
+                if r.get("method") and r["method"].upper() != method:
+                    continue
+                if r.get("verb") and r["verb"] != verb:
+                    continue
+                if r["_re"] is not None and not r["_re"].search(path):
+                    continue
+                if r.get("fraction") is not None and r["_rng"].random() >= float(r["fraction"]):
+                    continue
+                if r.get("count") is not None:
+                    r["count"] -= 1
+                    if r["count"] <= 0:
+                        self.rules.remove(r)
+                self.fired += 1
+                return Fault(r)
+        return None
