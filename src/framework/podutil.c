@@ -29,8 +29,7 @@ int pod_cmp_priority_low_to_high(const void *a, const void *b) {
   return c ? c : strcmp(x->name, y->name);
 }
 
-/* insertion-merge: a stable sort keeps the listing order among equals */
-void pods_sort_priority_low_to_high(pod **pods, size_t n) {
+void pods_stable_sort(pod **pods, size_t n, int (*cmp)(const pod *a, const pod *b)) {
   if (n < 2)
     return;
   pod **tmp = malloc(n * sizeof *tmp);
@@ -41,7 +40,7 @@ void pods_sort_priority_low_to_high(pod **pods, size_t n) {
       size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        tmp[k++] = priority_key_cmp(pods[j], pods[i]) < 0 ? pods[j++] : pods[i++];
+        tmp[k++] = cmp(pods[j], pods[i]) < 0 ? pods[j++] : pods[i++];
       while (i < mid)
         tmp[k++] = pods[i++];
       while (j < hi)
@@ -50,6 +49,10 @@ void pods_sort_priority_low_to_high(pod **pods, size_t n) {
     memcpy(pods, tmp, n * sizeof *pods);
   }
   free(tmp);
+}
+
+void pods_sort_priority_low_to_high(pod **pods, size_t n) {
+  pods_stable_sort(pods, n, priority_key_cmp);
 }
 
 static bool parse_i64(const char *s, long long *out) {

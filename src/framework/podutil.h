@@ -11,8 +11,10 @@
  * Burstable < Guaranteed; then pods without prefer-no-eviction first. qsort comparator over
  * pod*; ties broken by (namespace, name) so the order is fixed. */
 int pod_cmp_priority_low_to_high(const void *a, const void *b);
-/* Stable sort of pods by the comparator above. */
+/* Stable sort of pods by the comparator above (equal pods keep their listing order). */
 void pods_sort_priority_low_to_high(pod **pods, size_t n);
+/* Stable merge sort of pods with any comparator. */
+void pods_stable_sort(pod **pods, size_t n, int (*cmp)(const pod *a, const pod *b));
 
 /* §1.4 */
 bool toleration_tolerates(const toleration *t, const taint *taint);

@@ -1,0 +1,57 @@
+/* common.c - see common.h. */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void errlist_add(errlist *e, const char *fmt, ...) {
+  if (e->n++)
+    sb_append(&e->sb, ", ");
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&e->sb, fmt, ap);
+  va_end(ap);
+}
+
+int errlist_finish(errlist *e, dserr *err) {
+  int rc = 0;
+  if (e->n == 1)
+    rc = dserr_set(err, "%s", sb_str(&e->sb));
+  else if (e->n > 1)
+    rc = dserr_set(err, "[%s]", sb_str(&e->sb));
+  sb_free(&e->sb);
+  e->n = 0;
+  return rc;
+}
+
+void validate_namespaces(const ns_filter *f, errlist *e) {
+  if (f && f->include.n && f->exclude.n)
+    errlist_add(e, "only one of Include/Exclude namespaces can be set");
+}
+
+bool pod_passes_ns_and_labels(const ns_filter *f, const label_selector *sel, const pod *p) {
+  if (!ns_filter_allows(f, p->ns))
+    return false;
+  if (sel && !selector_matches(sel, &p->labels))
+    return false;
+  return true;
+}
+
+void pod_vec_push(arena *a, pod_vec *v, pod *p) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 64;
+    pod **items = ARENA_NEWN(a, pod *, cap);
+    if (v->n)
+      memcpy(items, v->items, v->n * sizeof *items);
+    v->items = items;
+    v->cap = cap;
+  }
+  v->items[v->n++] = p;
+}
+
+void log_eviction_failed(plugin_handle *h, const pod *p) {
+  char ref[512];
+  LOGE(&h->log, "eviction failed", "the eviction request did not succeed",
+       LSTR("pod", pod_ref(p, ref, sizeof ref)));
+}

@@ -1,0 +1,55 @@
+/* support.h - helpers for the cmocka unit tests.
+ *
+ * Tests hold their inputs as data: a policy (YAML text) and a cluster (a v1 List in JSON
+ * text), run one simulated cycle, and assert on the plan and the log lines. */
+#ifndef DS_TEST_SUPPORT_H
+#define DS_TEST_SUPPORT_H
+
+#include "../../../src/framework/framework.h"
+#include "../../../src/kubevirt/simsink.h"
+#include "../../../src/model/model.h"
+#include "../../../src/policy/policy.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+typedef struct {
+  model *m;
+  policy *pol;
+  fw_result res;
+  bg_cache bg;
+  dserr err;
+  int rc;      /* 0 ok; -1 snapshot, policy or cycle error (err holds it) */
+  char *logs;  /* everything logged during the run (at the verbosity given) */
+} sim_run;
+
+/* Runs one cycle. now is RFC 3339 or NULL (2026-01-01T00:00:00Z). verbosity sets --v. */
+int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
+                    const char *now, int verbosity);
+void sim_run_free(sim_run *r);
+/* "ns/name" was evicted (or requested in background) by the cycle. */
+bool sim_evicted(const sim_run *r, const char *ref);
+/* Number of log lines containing needle. */
+int sim_log_count(const sim_run *r, const char *needle);
+
+/* Loads a policy from text; NULL with err on failure. */
+policy *load_policy_text(const char *yaml, dserr *err);
+/* Loads a model from JSON text (model_finish applied); NULL with err. */
+model *load_model_text(const char *json, dserr *err);
+
+/* Asserts that loading the policy fails with a message containing `expect`. */
+#define assert_policy_error(yaml, expect)                                                          \
+  do {                                                                                             \
+    dserr e_;                                                                                      \
+    policy *p_ = load_policy_text((yaml), &e_);                                                    \
+    if (p_) {                                                                                      \
+      policy_free(p_);                                                                             \
+      fail_msg("policy loaded, expected error containing: %s", (expect));                         \
+    }                                                                                              \
+    if (!strstr(e_.msg, (expect)))                                                                 \
+      fail_msg("error\n  %s\ndoes not contain\n  %s", e_.msg, (expect));                          \
+  } while (0)
+
+#endif
