@@ -393,6 +393,11 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "apisim"
     sys_version = ""
     timeout = 600
+    budget = None          # bytes left before a `truncate` fault cuts the response
+    sent_headers = False
+
+    def version_string(self):
+        return self.server_version
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -452,6 +457,21 @@ class Handler(BaseHTTPRequestHandler):
         if batch:
             self._out(b"".join(batch))
         self.wfile.flush()
+
+    def send_error(self, code, message=None, explain=None):
+        # http.server calls this for requests it cannot parse: answer with a Status, not HTML
+        reasons = {400: "BadRequest", 404: "NotFound", 408: "Timeout", 413: "RequestEntityTooLarge",
+                   414: "RequestURITooLong", 431: "RequestHeaderFieldsTooLarge", 501: "MethodNotAllowed"}
+        if code == 501:
+            code = 405
+        if self.request_version == "HTTP/0.9":  # unparsable request line: still answer with a status line
+            self.request_version = "HTTP/1.1"
+        self.close_connection = True
+        try:
+            self.send_obj(code, status_object(code, reasons.get(code, ""), message or "bad request"),
+                          headers={"Connection": "close"})
+        except (OSError, _Truncated):
+            pass
 
     def send_obj(self, code, obj, ctype="application/json", headers=None):
         self.send_bytes(code, dumps(obj), ctype, headers)
@@ -623,16 +643,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.serve_list(res, ns, query, fmt, fver)
         if verb == "watch":
             return self.serve_watch(res, ns, name, query, fmt, fver)
+        if verb in ("create", "update"):
+            self.require_json()
         data = self.parse_json(body, allow_empty=verb in ("delete", "deletecollection"))
         if verb == "create":
             if sub == "eviction":
                 code, out = evict(store, sim.registry, sim.kubevirt, ns, name, data, query.get("dryRun"))
                 return self.send_obj(code, out)
-            self.require_json()
             out = store.create(res, ns, data, dry_run, sim.admit)
             return self.send_obj(201, out)
         if verb == "update":
-            self.require_json()
             if sub not in (None, "status", "finalize"):
                 raise method_not_allowed()
             out = store.update(res, ns, name, data, "status" if sub == "status" else None, dry_run, sim.admit)
