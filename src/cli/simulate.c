@@ -35,13 +35,14 @@ static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
   return 0;
 }
 
-/* requests-based usage percentages of cpu, memory and pods of one node */
+/* requests-based usage percentages of cpu, memory and pods of one node; pods evicted or
+ * requested in background (they leave by live migration) no longer count */
 static void node_pcts(const node *n, double pct[3], bool has[3]) {
   static const char *names[3] = {"cpu", "memory", "pods"};
   int64_t used[3] = {0, 0, 0};
   for (size_t i = 0; i < n->npods; i++) {
     const pod *p = n->pods[i];
-    if (p->evicted || pod_is_terminal(p))
+    if (p->evicted || p->leaving || pod_is_terminal(p))
       continue;
     used[0] += res_get(&p->requests, "cpu", NULL);
     used[1] += res_get(&p->requests, "memory", NULL);
@@ -234,6 +235,9 @@ int cmd_simulate(int argc, char **argv) {
     fprintf(stderr, "descheduler simulate: %s\n", err.msg);
     status = EXIT_CONFIG;
   } else {
+    for (size_t i = 0; i < res.nevictions; i++)
+      if (res.evictions[i].background)
+        ((pod *)res.evictions[i].pod)->leaving = true;
     if (!strcmp(o.output, "json"))
       print_json(m, &res, before, has);
     else

@@ -165,7 +165,8 @@ typedef struct pod {
   bool local_storage;      /* a hostPath or emptyDir volume */
   bool resource_claims;    /* spec.resourceClaims non-empty */
   /* per-cycle state, owned by the framework */
-  bool evicted;
+  bool evicted; /* evicted by this cycle: gone for the rest of it */
+  bool leaving; /* eviction requested in background (live migration); reports only */
 } pod;
 
 struct node {

@@ -555,10 +555,12 @@ policy *policy_load(const char *path, plugin_lookup_fn lookup, const plugin_env 
   policy *p = policy_new(path);
   doc_node *root;
   if (doc_parse_yaml_file(p->mem, path, &root, err) < 0) {
-    if (strstr(err->msg, "cannot open"))
-      dserr_set(err, "failed to read policy config file \"%s\": %s", path,
-                strstr(err->msg, "cannot open: ") + strlen("cannot open: "));
-    else
+    const char *why = strstr(err->msg, "cannot open: ");
+    if (why) {
+      char reason[256];
+      snprintf(reason, sizeof reason, "%s", why + strlen("cannot open: "));
+      dserr_set(err, "failed to read policy config file \"%s\": %s", path, reason);
+    } else
       dserr_prefix(err, "failed decoding descheduler's policy config \"%s\"", path);
     policy_free(p);
     return NULL;

@@ -1,0 +1,39 @@
+# Entry points. Each target installs what is missing (Debian packages) and builds first.
+#   make demo       simulate one cycle on the built-in KubeVirt example (no cluster needed)
+#   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator)
+#   make build      just build build/descheduler
+#   make bench      benchmarks (print figures)
+#   make demo-live  start the API simulator on the example cluster
+BUILD ?= build
+EXAMPLE = examples/kubevirt-rebalance
+
+.PHONY: all build deps demo test bench demo-live clean format
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j2
+
+demo: build
+	$(BUILD)/descheduler simulate --policy-config-file $(EXAMPLE)/policy.yaml \
+	  --snapshot $(EXAMPLE)/cluster.json --feature-gates EvictionsInBackground=true --v 3
+
+test:
+	@tests/run-all.sh
+
+bench: build
+	@bench/run.sh
+
+demo-live:
+	@scripts/deps.sh test
+	@tests/apisim/demo-live.sh $(EXAMPLE)/cluster.json
+
+clean:
+	rm -rf build build-asan
+
+format:
+	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/support/*.[ch]

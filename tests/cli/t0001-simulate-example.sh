@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The built-in KubeVirt example: one bounded rebalance request, as `make demo` runs it.
+. "$(dirname "$0")/lib.sh"
+
+run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true --v 3
+expect_status 0
+# the seed's grep: classified|removablePods|Eviction in background|Number of evictions
+expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="overutilized" node="worker-a"'
+expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="underutilized" node="worker-b"'
+expect_err '"Pods on node" node="worker-a" allPods=7 nonRemovablePods=2 removablePods=5'
+expect_err '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
+expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=1'
+expect_err_count 1 'Eviction in background assumed'
+expect_out 'vms/virt-launcher-vm-alpha-4f551'
+expect_out 'Totals: evicted=0 requests=1'
+
+# JSON plan: one background request from worker-a; node categories and percentages
+run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true -o json
+expect_status 0
+python3 - "$TMP/out" <<'PY' || fail "JSON plan differs"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["evictions"] == [{"pod": "vms/virt-launcher-vm-alpha-4f551", "node": "worker-a",
+                              "profile": "vm-rebalance", "plugin": "LowNodeUtilization",
+                              "background": True}], plan["evictions"]
+assert plan["totals"] == {"evicted": 0, "requests": 1}, plan["totals"]
+nodes = {n["name"]: n for n in plan["nodes"]}
+assert nodes["worker-a"]["category"] == "overutilized"
+assert nodes["worker-b"]["category"] == "underutilized"
+assert nodes["control-plane-0"]["category"] == ""  # not selected by the policy's nodeSelector
+assert nodes["worker-a"]["usagePercentage"]["memory"] == 61.6
+assert nodes["worker-a"]["usagePercentageAfter"]["memory"] < 50
+PY
+
+# Without the gate KubeVirt's 429 is an eviction failure, and nothing is requested.
+run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" --v 1
+expect_status 0
+expect_err '"Error evicting pod" err="error when evicting pod (ignoring) \"virt-launcher-vm-alpha-4f551\": admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: Eviction triggered evacuation of VMI \"vms/vm-alpha\""'
+expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
+expect_out 'Totals: evicted=0 requests=0'
+echo "t0001: $checks checks"

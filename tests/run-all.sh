@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs every test suite in turn and prints one summary line per suite.
+# Suites: unit (cmocka), unit under ASan+UBSan, upstream conformance vectors, CLI scripts,
+# the API simulator's own tests. Exit status: 0 only when every suite passes.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+scripts/deps.sh test || { echo "dependencies could not be installed" >&2; exit 1; }
+
+declare -a summary
+failed=0
+suite() { # name, command...
+  local name=$1; shift
+  local start=$SECONDS
+  echo "=== $name"
+  if "$@"; then
+    summary+=("PASS  $name ($((SECONDS - start))s)")
+  else
+    summary+=("FAIL  $name ($((SECONDS - start))s)")
+    failed=1
+  fi
+}
+
+build() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build -j2 >/dev/null
+}
+build_asan() {
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDS_SANITIZE=ON >/dev/null &&
+    cmake --build build-asan -j2 >/dev/null
+}
+conformance() {
+  local out
+  out=$(../shared/conformance/run --binary build/descheduler 2>&1)
+  local rc=$?
+  echo "$out" | grep -v '^PASS' | tail -n 40
+  return $rc
+}
+cli() {
+  local rc=0
+  for t in tests/cli/t[0-9]*.sh; do
+    if DESCHEDULER="$here/build/descheduler" bash "$t"; then echo "ok   $t"; else echo "FAIL $t"; rc=1; fi
+  done
+  return $rc
+}
+
+suite "build" build || true
+suite "unit tests" ctest --test-dir build --output-on-failure -j2
+suite "unit tests (ASan+UBSan)" bash -c "$(declare -f build_asan); build_asan && ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j2"
+suite "upstream conformance" conformance
+suite "CLI" cli
+suite "API simulator" python3 -m unittest discover -s tests/apisim -p 'test_*.py'
+
+echo
+printf '%s\n' "${summary[@]}"
+exit $failed
