@@ -1,0 +1,339 @@
+/* removeduplicates.c - RemoveDuplicates (Balance), plugins.md §4.
+ *
+ * Spreads the copies of one workload evenly: pods with the same owners and the same set of
+ * container images are duplicates when they share a node. For every owner key (namespace,
+ * owner kind, owner name, sorted images) the plugin counts its pods cluster-wide, works out
+ * on how many nodes the duplicates could land at all (taints and node selection only; a
+ * cordoned node still counts), and evicts from each node the duplicates above the per-node
+ * ceiling ceil(occurrences / feasible nodes).
+ *
+ * Only evictable pods are looked at: the namespace filter, then the evictor's Filter and
+ * PreEvictionFilter (so nodeFit already applies while counting).
+ *
+ * Ordering choices where upstream's is random (it iterates Go maps): owner keys are handled
+ * in the order they were first seen (nodes by name, each node's pods by name, a pod's owner
+ * references as written); a key's per-node duplicate lists are in node-name order, and each
+ * list keeps pod-name order. Pods without any regular container have no signature (upstream
+ * would crash on them); they are skipped. */
+#include "../framework/podutil.h"
+#include "common.h"
+#include "registry.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  ns_filter namespaces;
+  str_list exclude_owner_kinds;
+} rd_args;
+
+static const args_field rd_fields[] = {
+    {"namespaces", AF_NAMESPACES, offsetof(rd_args, namespaces)},
+    {"excludeOwnerKinds", AF_STRINGS, offsetof(rd_args, exclude_owner_kinds)},
+    {NULL}};
+
+static int rd_validate(const void *vargs, dserr *err) {
+  const rd_args *a = vargs;
+  errlist e = {0};
+  validate_namespaces(&a->namespaces, &e);
+  return errlist_finish(&e, err);
+}
+
+/* ---------- a string -> index map in the plugin's scratch arena ---------- */
+
+typedef struct {
+  const char **keys;
+  size_t *vals;
+  size_t cap, n; /* cap is a power of two, kept at most half full */
+} rd_map;
+
+static uint64_t rd_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static size_t rd_slot(const rd_map *m, const char *key) {
+  size_t i = (size_t)rd_hash(key) & (m->cap - 1);
+  while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+    i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+/* true with *val when key is present */
+static bool rd_map_get(const rd_map *m, const char *key, size_t *val) {
+  if (!m->cap)
+    return false;
+  size_t i = rd_slot(m, key);
+  if (!m->keys[i])
+    return false;
+  *val = m->vals[i];
+  return true;
+}
+
+/* key must stay valid as long as the map (it is not copied) */
+static void rd_map_put(arena *a, rd_map *m, const char *key, size_t val) {
+  if (2 * (m->n + 1) > m->cap) {
+    rd_map old = *m;
+    m->cap = old.cap ? old.cap * 2 : 16;
+    m->keys = ARENA_NEWN(a, const char *, m->cap);
+    m->vals = ARENA_NEWN(a, size_t, m->cap);
+    m->n = 0;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.keys[i])
+        rd_map_put(a, m, old.keys[i], old.vals[i]);
+  }
+  size_t i = rd_slot(m, key);
+  if (!m->keys[i]) {
+    m->keys[i] = key;
+    m->n++;
+  }
+  m->vals[i] = val;
+}
+
+/* ---------- owner keys ---------- */
+
+typedef struct {
+  const node *node;
+  pod_vec pods; /* duplicates found on that node (the first copy is not in the list) */
+} rd_node_dups;
+
+typedef struct {
+  const char *ns, *kind, *name, *images_hash;
+  const char *display; /* klog's %+v rendering of upstream's owner struct, for logs */
+  int64_t occurrences; /* every pod of the key, first copies included, all nodes */
+  rd_node_dups *dups;
+  size_t ndups, dups_cap;
+} rd_owner;
+
+typedef struct {
+  arena *a;
+  rd_map index; /* key text -> position in items */
+  rd_owner *items;
+  size_t n, cap;
+} rd_owners;
+
+/* Position of the key in o->items, added on first sight (positions never change, while
+ * pointers into items do when it grows). */
+static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
+                           const char *images_hash) {
+  strbuf key = {0};
+  sb_printf(&key, "%s\x1f%s\x1f%s\x1f%s", ns, ref->kind, ref->name, images_hash);
+  size_t idx;
+  if (rd_map_get(&o->index, sb_str(&key), &idx)) {
+    sb_free(&key);
+    return idx;
+  }
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 16;
+    rd_owner *items = ARENA_NEWN(o->a, rd_owner, cap);
+    if (o->n)
+      memcpy(items, o->items, o->n * sizeof *items);
+    o->items = items;
+    o->cap = cap;
+  }
+  rd_owner *w = &o->items[o->n];
+  w->ns = ns;
+  w->kind = ref->kind;
+  w->name = ref->name;
+  w->images_hash = images_hash;
+  strbuf disp = {0};
+  sb_printf(&disp, "{namespace:%s kind:%s name:%s imagesHash:%s}", ns, ref->kind, ref->name,
+            images_hash);
+  w->display = arena_strdup(o->a, sb_str(&disp));
+  sb_free(&disp);
+  rd_map_put(o->a, &o->index, arena_strdup(o->a, sb_str(&key)), o->n);
+  sb_free(&key);
+  return o->n++;
+}
+
+/* Appends p to the owner's duplicate list for node n (nodes arrive in order, so the current
+ * node, if it has a list yet, is the last one). */
+static void rd_owner_add_dup(arena *a, rd_owner *w, const node *n, pod *p) {
+  if (!w->ndups || w->dups[w->ndups - 1].node != n) {
+    if (w->ndups == w->dups_cap) {
+      size_t cap = w->dups_cap ? w->dups_cap * 2 : 4;
+      rd_node_dups *d = ARENA_NEWN(a, rd_node_dups, cap);
+      if (w->ndups)
+        memcpy(d, w->dups, w->ndups * sizeof *d);
+      w->dups = d;
+      w->dups_cap = cap;
+    }
+    w->dups[w->ndups++] = (rd_node_dups){n, {0}};
+  }
+  pod_vec_push(a, &w->dups[w->ndups - 1].pods, p);
+}
+
+/* ---------- per-pod signature ---------- */
+
+static int rd_cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static bool rd_excluded_owner(const rd_args *a, const pod *p) {
+  for (size_t i = 0; i < p->nowners; i++)
+    if (str_list_contains(&a->exclude_owner_kinds, p->owners[i].kind))
+      return true;
+  return false;
+}
+
+/* The pod's images sorted ascending (byte order, as Go sorts strings), joined with '#'. */
+static const char *rd_images_hash(arena *a, const pod *p, const char ***sorted) {
+  const char **imgs = ARENA_NEWN(a, const char *, p->nimages ? p->nimages : 1);
+  memcpy(imgs, p->images, p->nimages * sizeof *imgs);
+  qsort(imgs, p->nimages, sizeof *imgs, rd_cmp_str);
+  strbuf sb = {0};
+  for (size_t i = 0; i < p->nimages; i++)
+    sb_printf(&sb, "%s%s", i ? "#" : "", imgs[i]);
+  const char *hash = arena_strdup(a, sb_str(&sb));
+  sb_free(&sb);
+  *sorted = imgs;
+  return hash;
+}
+
+/* Sorted "namespace/kind/name/image" for every owner x image, as one string: two pods are
+ * duplicates exactly when these lists are equal. */
+static const char *rd_signature(arena *a, const pod *p, const char **images) {
+  size_t n = p->nowners * p->nimages, k = 0;
+  char **parts = ARENA_NEWN(a, char *, n ? n : 1);
+  for (size_t o = 0; o < p->nowners; o++)
+    for (size_t i = 0; i < p->nimages; i++) {
+      strbuf sb = {0};
+      sb_printf(&sb, "%s/%s/%s/%s", p->ns, p->owners[o].kind, p->owners[o].name, images[i]);
+      parts[k++] = arena_strdup(a, sb_str(&sb));
+      sb_free(&sb);
+    }
+  qsort(parts, n, sizeof *parts, rd_cmp_str);
+  strbuf sb = {0};
+  for (size_t i = 0; i < n; i++)
+    sb_printf(&sb, "%s%s", i ? "\n" : "", parts[i]);
+  const char *sig = arena_strdup(a, sb_str(&sb));
+  sb_free(&sb);
+  return sig;
+}
+
+static bool rd_pod_filter(plugin_handle *h, const rd_args *a, const pod *p) {
+  return pod_passes_ns_and_labels(&a->namespaces, NULL, p) && fw_filter(h, p) &&
+         fw_pre_eviction_filter(h, p);
+}
+
+/* One node: count owner keys, find the pods whose signature was already seen on it. */
+static void rd_scan_node(plugin_handle *h, const rd_args *a, rd_owners *owners, node *nd) {
+  char ref[512];
+  LOGV(2, &h->log, "Processing node", LSTR("node", nd->name));
+  size_t npods;
+  pod **pods = fw_node_pods(h, nd, true, &npods);
+  rd_map seen = {0};
+  for (size_t i = 0; i < npods; i++) {
+    pod *p = pods[i];
+    if (!rd_pod_filter(h, a, p))
+      continue;
+    if (p->nowners == 0 || rd_excluded_owner(a, p) || p->nimages == 0)
+      continue;
+    const char **images;
+    const char *hash = rd_images_hash(h->scratch, p, &images);
+    size_t *keys = ARENA_NEWN(h->scratch, size_t, p->nowners);
+    for (size_t o = 0; o < p->nowners; o++) {
+      keys[o] = rd_owner_get(owners, p->ns, &p->owners[o], hash);
+      owners->items[keys[o]].occurrences++;
+    }
+    const char *sig = rd_signature(h->scratch, p, images);
+    size_t unused;
+    if (!rd_map_get(&seen, sig, &unused)) {
+      rd_map_put(h->scratch, &seen, sig, i);
+      continue;
+    }
+    LOGV(3, &h->log, "Duplicate found", LSTR("pod", pod_ref(p, ref, sizeof ref)));
+    for (size_t o = 0; o < p->nowners; o++)
+      rd_owner_add_dup(h->scratch, &owners->items[keys[o]], nd, p);
+  }
+}
+
+/* ---------- where the duplicates could land ---------- */
+
+static bool rd_node_accepts(const pod *p, const node *n) {
+  return pod_tolerates_node_scheduling_taints(p, n) && pod_matches_node_selector_and_affinity(p, n);
+}
+
+/* Union, over the key's duplicates, of the nodes each could land on, counting a pod's nodes
+ * only when there are at least two of them. Cordoned nodes are not excluded (upstream). */
+static size_t rd_feasible_nodes(plugin_handle *h, const rd_owner *w) {
+  size_t nn = h->nnodes, total = 0;
+  bool *in_union = ARENA_NEWN(h->scratch, bool, nn ? nn : 1);
+  bool *match = ARENA_NEWN(h->scratch, bool, nn ? nn : 1);
+  for (size_t d = 0; d < w->ndups && total < nn; d++)
+    for (size_t k = 0; k < w->dups[d].pods.n && total < nn; k++) {
+      const pod *p = w->dups[d].pods.items[k];
+      size_t cnt = 0;
+      for (size_t i = 0; i < nn; i++) {
+        match[i] = rd_node_accepts(p, h->nodes[i]);
+        cnt += match[i];
+      }
+      if (cnt < 2)
+        continue;
+      for (size_t i = 0; i < nn; i++)
+        if (match[i] && !in_union[i]) {
+          in_union[i] = true;
+          total++;
+        }
+    }
+  return total;
+}
+
+typedef enum { RD_NEXT, RD_STOP } rd_result;
+
+/* Evicts the duplicates above upperAvg on each node of one owner key. */
+static rd_result rd_balance_owner(plugin_handle *h, const rd_owner *w) {
+  size_t feasible = rd_feasible_nodes(h, w);
+  LOGV(2, &h->log, "Adjusting feasible nodes", LSTR("owner", w->display),
+       LUINT("from", h->nnodes), LUINT("to", feasible));
+  if (feasible < 2) {
+    LOGV(1, &h->log, "Less than two feasible nodes for duplicates to land, skipping eviction",
+         LSTR("owner", w->display));
+    return RD_NEXT;
+  }
+  int64_t upper_avg = (w->occurrences + (int64_t)feasible - 1) / (int64_t)feasible;
+  for (size_t d = 0; d < w->ndups; d++) {
+    const rd_node_dups *nd = &w->dups[d];
+    LOGV(2, &h->log, "Average occurrence per node", LSTR("node", nd->node->name),
+         LSTR("ownerKey", w->display), LINT("avg", upper_avg));
+    /* the list leaves out the node's first copy: keep upperAvg pods in all */
+    if ((int64_t)nd->pods.n + 1 <= upper_avg)
+      continue;
+    for (size_t k = (size_t)(upper_avg - 1); k < nd->pods.n; k++) {
+      pod *p = nd->pods.items[k];
+      evict_status st = fw_evict(h, p, "");
+      if (st == EVICT_OK)
+        continue;
+      if (st == EVICT_LIMIT_NODE)
+        break;
+      if (st == EVICT_LIMIT_TOTAL)
+        return RD_STOP;
+      log_eviction_failed(h, p);
+    }
+  }
+  return RD_NEXT;
+}
+
+static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
+  (void)err;
+  const rd_args *a = vargs;
+  rd_owners owners = {.a = h->scratch};
+  for (size_t i = 0; i < h->nnodes; i++)
+    rd_scan_node(h, a, &owners, h->nodes[i]);
+  for (size_t i = 0; i < owners.n; i++)
+    if (owners.items[i].ndups && rd_balance_owner(h, &owners.items[i]) == RD_STOP)
+      break;
+  return 0;
+}
+
+const plugin_desc plugin_remove_duplicates = {
+    .name = "RemoveDuplicates",
+    .points = PLUGIN_BALANCE,
+    .args_size = sizeof(rd_args),
+    .fields = rd_fields,
+    .validate = rd_validate,
+    .run = rd_run,
+};
