@@ -153,11 +153,13 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
 
   if (nunder == 0) {
-    LOGV(1, &h->log, "No node is underutilized, nothing to do here, you might tune your thresholds further");
+    LOGV(1, &h->log,
+         "No node is underutilized, nothing to do here, you might tune your thresholds further");
     return 0;
   }
   if ((int64_t)nunder <= a->number_of_nodes) {
-    LOGV(1, &h->log, "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
+    LOGV(1, &h->log,
+         "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
          LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", a->number_of_nodes));
     return 0;
   }
@@ -176,8 +178,16 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   qsort(k, nunder, sizeof *k, hnu_cmp_keyed_asc);
   for (size_t i = 0; i < nunder; i++)
     under[i] = k[i].n;
-  nu_plan plan = {&r, under, nunder, targets, ntargets, hnu_continue, {0},
-                  &a->evictable_namespaces, hnu_pod_filter, a};
+  /* no per-node limit: HighNodeUtilization has no evictionLimits */
+  nu_plan plan = {.res = &r,
+                  .sources = under,
+                  .nsources = nunder,
+                  .dests = targets,
+                  .ndests = ntargets,
+                  .cont = hnu_continue,
+                  .excluded = &a->evictable_namespaces,
+                  .pod_filter = hnu_pod_filter,
+                  .filter_ctx = a};
   return nu_evict(h, &plan, err);
 }
 

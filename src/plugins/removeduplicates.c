@@ -287,8 +287,8 @@ typedef enum { RD_NEXT, RD_STOP } rd_result;
 /* Evicts the duplicates above upperAvg on each node of one owner key. */
 static rd_result rd_balance_owner(plugin_handle *h, const rd_owner *w) {
   size_t feasible = rd_feasible_nodes(h, w);
-  LOGV(2, &h->log, "Adjusting feasible nodes", LSTR("owner", w->display),
-       LUINT("from", h->nnodes), LUINT("to", feasible));
+  LOGV(2, &h->log, "Adjusting feasible nodes", LSTR("owner", w->display), LUINT("from", h->nnodes),
+       LUINT("to", feasible));
   if (feasible < 2) {
     LOGV(1, &h->log, "Less than two feasible nodes for duplicates to land, skipping eviction",
          LSTR("owner", w->display));
