@@ -93,14 +93,20 @@ static int cmp_pc(const void *a, const void *b) {
   return strcmp((*(priority_class_obj *const *)a)->name, (*(priority_class_obj *const *)b)->name);
 }
 
+/* qsort of an empty vector (whose items may be NULL) is undefined; skip it */
+static void sort_vec(void *items, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1)
+    qsort(items, n, size, cmp);
+}
+
 int model_finish(model *m, dserr *err) {
-  qsort(m->nodes.items, m->nodes.n, sizeof(node *), cmp_node);
-  qsort(m->namespaces.items, m->namespaces.n, sizeof(namespace_obj *), cmp_ns);
-  qsort(m->pvcs.items, m->pvcs.n, sizeof(pvc_obj *), cmp_pvc);
-  qsort(m->vmis.items, m->vmis.n, sizeof(vmi_obj *), cmp_vmi);
-  qsort(m->priority_classes.items, m->priority_classes.n, sizeof(priority_class_obj *), cmp_pc);
+  sort_vec(m->nodes.items, m->nodes.n, sizeof(node *), cmp_node);
+  sort_vec(m->namespaces.items, m->namespaces.n, sizeof(namespace_obj *), cmp_ns);
+  sort_vec(m->pvcs.items, m->pvcs.n, sizeof(pvc_obj *), cmp_pvc);
+  sort_vec(m->vmis.items, m->vmis.n, sizeof(vmi_obj *), cmp_vmi);
+  sort_vec(m->priority_classes.items, m->priority_classes.n, sizeof(priority_class_obj *), cmp_pc);
   /* pods sorted by name give each node's list in name order after a stable bucket pass */
-  qsort(m->pods.items, m->pods.n, sizeof(pod *), cmp_pod_name);
+  sort_vec(m->pods.items, m->pods.n, sizeof(pod *), cmp_pod_name);
   for (size_t i = 1; i < m->nodes.n; i++)
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
       return dserr_set(err, "node \"%s\" appears more than once", m->nodes.items[i]->name);

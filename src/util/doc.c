@@ -143,7 +143,8 @@ static int close_container(builder *b) {
   } else {
     node->n = f->n;
     node->items = ARENA_NEWN(a, doc_node *, node->n ? node->n : 1);
-    memcpy(node->items, f->kids, node->n * sizeof(void *));
+    if (node->n)
+      memcpy(node->items, f->kids, node->n * sizeof(void *));
   }
   b->depth--;
   return add_node(b, node);
