@@ -73,8 +73,7 @@ static bool rfp_matches_reasons(const rfp_args *a, const pod *p) {
           rfp_statuses_match_reasons(&a->reasons, p->init_status, p->ninit_status));
 }
 
-static bool rfp_statuses_match_codes(const i32_list *codes, const container_status *cs,
-                                     size_t n) {
+static bool rfp_statuses_match_codes(const i32_list *codes, const container_status *cs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (!cs[i].terminated)
       continue;
