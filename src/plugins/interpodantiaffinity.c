@@ -63,16 +63,17 @@ static ipa_group *ipa_group_of(plugin_handle *h, ipa_groups *g, const char *ns, 
   return &g->items[g->n++];
 }
 
-static void ipa_forget(ipa_groups *g, const pod *p) {
-  for (size_t i = 0; i < g->n; i++) {
-    pod_vec *v = &g->items[i].pods;
-    for (size_t k = 0; k < v->n; k++)
-      if (v->items[k] == p) {
-        memmove(&v->items[k], &v->items[k + 1], (v->n - k - 1) * sizeof *v->items);
-        v->n--;
-        return;
-      }
-  }
+static void ipa_forget(plugin_handle *h, ipa_groups *g, const pod *p) {
+  ipa_group *grp = ipa_group_of(h, g, p->ns, false);
+  if (!grp)
+    return;
+  pod_vec *v = &grp->pods;
+  for (size_t k = 0; k < v->n; k++)
+    if (v->items[k] == p) {
+      memmove(&v->items[k], &v->items[k + 1], (v->n - k - 1) * sizeof *v->items);
+      v->n--;
+      return;
+    }
 }
 
 /* Same node, or both nodes labelled with the topology key and the same value. */
@@ -141,7 +142,7 @@ static int ipa_run(plugin_handle *h, const void *vargs, dserr *err) {
         continue;
       evict_status st = fw_evict(h, p, "");
       if (st == EVICT_OK) {
-        ipa_forget(&groups, p);
+        ipa_forget(h, &groups, p);
         continue;
       }
       if (st == EVICT_LIMIT_TOTAL)
