@@ -1,0 +1,48 @@
+/* client.h - a Kubernetes REST client over libcurl.
+ *
+ * One connection is kept and reused (HTTP keep-alive). TLS is always verified unless the
+ * kubeconfig says insecure-skip-tls-verify. Authentication: bearer token (static, token file
+ * re-read when it changes, or an exec plugin's token, re-run when it expires or a request
+ * gets 401), or a client certificate. A client-side rate limit (token bucket, qps/burst,
+ * client-go's defaults 5/10 when 0) is applied before every request. Responses 429 and 5xx
+ * that carry Retry-After are retried after that many seconds, at most 10 times, as client-go
+ * does; nothing else is retried here. The bearer token never appears in any log line or
+ * error message. */
+#ifndef DS_KUBE_CLIENT_H
+#define DS_KUBE_CLIENT_H
+
+#include "../util/err.h"
+#include "config.h"
+
+#include <stddef.h>
+
+typedef struct kube_client kube_client;
+
+/* qps <= 0 and burst <= 0 select 5 and 10. Returns NULL with err (bad CA file, unreadable
+ * client key, exec plugin failure...). */
+kube_client *kube_client_new(const kube_config *cfg, double qps, int burst, dserr *err);
+void kube_client_free(kube_client *c);
+
+typedef struct {
+  long status;  /* HTTP status */
+  char *body;   /* NUL-terminated response body (heap), may be empty */
+  size_t len;
+} kube_response;
+
+/* Sends one request. path starts with "/" and may carry a query ("/api/v1/pods?limit=500").
+ * body may be NULL; content_type defaults to application/json. Returns 0 with the response
+ * for any HTTP status (the caller decides), or -1 with err for a transport failure (refused
+ * connection, TLS verification failure, timeout, truncated body): the message reads like
+ * client-go's, e.g. `Get "https://127.0.0.1:6443/api/v1/nodes": <reason>`. */
+int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
+                 const char *body, kube_response *resp, dserr *err);
+void kube_response_free(kube_response *r);
+
+/* From a Status body: message and reason (empty strings when absent or not a Status). */
+void kube_status_text(const kube_response *r, char *message, size_t mcap, char *reason,
+                      size_t rcap);
+
+/* The server URL the client talks to (for messages). Borrowed. */
+const char *kube_client_server(const kube_client *c);
+
+#endif

@@ -1,0 +1,32 @@
+/* server.h - the HTTPS endpoint for /metrics and /healthz (descheduler-core.md §8).
+ *
+ * Served on --bind-address:--secure-port by libmicrohttpd in its own thread, HTTPS with
+ * --tls-cert-file/--tls-private-key-file or, when none is given, a self-signed certificate
+ * generated in memory at start (CN apiserver-loopback-client). No authentication, as
+ * upstream. Routes: GET /metrics (Prometheus text from metrics.h; absent with
+ * --disable-metrics), DELETE /metrics (reset, answers "metrics reset"), GET /healthz (200
+ * "ok"; ?verbose lists "[+]Descheduler ok" and "healthz check passed"; ?exclude=Descheduler
+ * accepted), GET /healthz/Descheduler (200 "ok"); anything else 404. */
+#ifndef DS_SERVER_H
+#define DS_SERVER_H
+
+#include "../util/err.h"
+
+#include <stdbool.h>
+
+typedef struct {
+  const char *bind_address; /* "0.0.0.0" */
+  int port;                 /* 0 = no server */
+  const char *cert_file, *key_file; /* both NULL = self-signed */
+  bool metrics;             /* serve /metrics */
+} server_options;
+
+typedef struct obs_server obs_server;
+
+/* Starts serving; NULL with err (`failed to start secure server: <reason>`). */
+obs_server *obs_server_start(const server_options *opt, dserr *err);
+/* The port actually bound (useful when opt->port was chosen by the OS in tests). */
+int obs_server_port(const obs_server *s);
+void obs_server_stop(obs_server *s);
+
+#endif
