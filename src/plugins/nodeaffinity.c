@@ -13,7 +13,8 @@
  * Unknown types are logged and skipped at run time, as upstream does, not rejected.
  *
  * Order: nodes by name, pods of a node by name (upstream's are informer-index order). A pod
- * evicted by the first pass is gone for the second. */
+ * evicted by the first pass is gone for the second. A node limit moves on to the next node;
+ * the total limit ends the plugin, remaining types included (they could evict nothing). */
 #include "../framework/podutil.h"
 #include "common.h"
 #include "registry.h"
