@@ -225,7 +225,7 @@ int cmd_simulate(int argc, char **argv) {
 
   bg_cache bg = {0};
   if (gates.evictions_in_background)
-    bg_sync_from_model(&bg, m);
+    bg_sync(&bg, m, now, true);
   sim_sink sink;
   sim_sink_init(&sink, m);
   fw_options opt = {gates.evictions_in_background, now};

@@ -119,16 +119,64 @@ void bg_clear(bg_cache *c) {
   c->n = c->cap = 0;
 }
 
-void bg_sync_from_model(bg_cache *c, const model *m) {
+static const pod *find_pod_by_uid(const model *m, const char *uid) {
+  for (size_t i = 0; i < m->pods.n; i++)
+    if (strcmp(m->pods.items[i]->uid, uid) == 0)
+      return m->pods.items[i];
+  return NULL;
+}
+
+#define ASSUMED_TIMEOUT_SECONDS 600
+
+void bg_sync(bg_cache *c, const model *m, int64_t now, bool first) {
+  char ref[512];
+  for (size_t i = 0; i < c->n;) {
+    bg_entry *e = &c->items[i];
+    const pod *p = find_pod_by_uid(m, e->uid);
+    snprintf(ref, sizeof ref, "%s/%s", e->ns, e->name);
+    const char *why = NULL, *result = NULL;
+    if (!p) {
+      why = "Pod with eviction in background deleted/evicted. Removing pod from the cache.";
+      result = e->assumed ? "success" : NULL;
+    } else if (!(p->annotations & ANN_REQUEST_EVICT_ONLY)) {
+      why = "Pod with eviction in background lost annotation. Removing pod from the cache.";
+    } else if (pod_is_terminal(p)) {
+      why = "Pod with eviction in background completed. Removing pod from the cache.";
+      result = e->assumed ? (p->phase == PHASE_SUCCEEDED ? "success" : "error") : NULL;
+    } else if (!(p->annotations & ANN_EVICTION_IN_PROGRESS) && e->in_progress) {
+      LOGV(3, NULL, "Eviction in background canceled (annotation removed). Removing pod from the cache.",
+           LSTR("annotation", "descheduler.alpha.kubernetes.io/eviction-in-progress"), LSTR("pod", ref));
+      bg_remove(c, e->uid);
+      continue;
+    } else if (e->assumed && now - e->assumed_at > ASSUMED_TIMEOUT_SECONDS) {
+      /* upstream's janitor; a pod still marked is picked up again below, un-assumed */
+      LOGV(4, NULL, "Assumed eviction request in background timed out, deleting",
+           LINT("timeout", ASSUMED_TIMEOUT_SECONDS), LSTR("podNamespace", e->ns),
+           LSTR("podName", e->name));
+      metrics_pods_evicted("error", e->strategy, e->profile, e->ns, e->node);
+      bg_remove(c, e->uid);
+      continue;
+    }
+    if (why) {
+      LOGV(3, NULL, why, LSTR("pod", ref));
+      if (result)
+        metrics_pods_evicted(result, e->strategy, e->profile, e->ns, e->node);
+      bg_remove(c, e->uid);
+      continue;
+    }
+    e->in_progress = (p->annotations & ANN_EVICTION_IN_PROGRESS) != 0;
+    i++;
+  }
   for (size_t i = 0; i < m->pods.n; i++) {
     const pod *p = m->pods.items[i];
     if (!(p->annotations & ANN_REQUEST_EVICT_ONLY) || !(p->annotations & ANN_EVICTION_IN_PROGRESS) ||
         pod_is_terminal(p) || !*p->uid || bg_find(c, p->uid))
       continue;
-    char ref[512];
-    LOGV(3, NULL, "Eviction in background detected. Adding pod to the cache.",
+    LOGV(3, NULL, first ? "Eviction in background detected. Adding pod to the cache."
+                        : "Eviction in background detected. Updating the cache.",
          LSTR("pod", pod_ref(p, ref, sizeof ref)));
     bg_put(c, p, "", "", false, 0);
+    bg_find(c, p->uid)->in_progress = true;
   }
 }
 

@@ -49,6 +49,7 @@ typedef struct {
   const char *uid, *ns, *name, *node, *strategy, *profile; /* heap copies */
   bool assumed;
   int64_t assumed_at;
+  bool in_progress; /* the pod carried eviction-in-progress when last seen */
 } bg_entry;
 
 typedef struct {
@@ -62,9 +63,12 @@ void bg_put(bg_cache *c, const pod *p, const char *strategy, const char *profile
             int64_t now);
 void bg_remove(bg_cache *c, const char *uid);
 void bg_clear(bg_cache *c);
-/* Rebuilds the cache from pod annotations, as upstream's informer add handler does at start:
- * pods with both request-evict-only and eviction-in-progress, not in a terminal phase. */
-void bg_sync_from_model(bg_cache *c, const model *m);
+/* Brings the cache up to date with a fresh model, as upstream's pod informer handlers do
+ * (descheduler-core.md §6): a cached pod that was deleted, lost request-evict-only, reached a
+ * terminal phase or lost eviction-in-progress leaves the cache (metrics as upstream); a pod
+ * with both annotations in a non-terminal phase is added; assumed entries older than 600 s
+ * expire. `first` selects the start-up wording ("Adding pod to the cache."). */
+void bg_sync(bg_cache *c, const model *m, int64_t now, bool first);
 
 /* ---------- options and results ---------- */
 

@@ -54,7 +54,7 @@ int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_js
     if (now)
       time_parse_rfc3339(now, &t, NULL, &r->err);
     if (gate)
-      bg_sync_from_model(&r->bg, r->m);
+      bg_sync(&r->bg, r->m, t, true);
     sim_sink sink;
     sim_sink_init(&sink, r->m);
     fw_options opt = {gate, t};
