@@ -46,8 +46,8 @@ int quantity_parse(const char *text, int64_t *milli, dserr *err) {
       /* only zeros may follow beyond the precision we keep */
       if (*p != '0')
         return dserr_set(err, "invalid quantity \"%s\": more than 18 significant digits", text);
-      if (!seen_dot)
-        mant *= 10;
+      if (!seen_dot && mul_checked(&mant, 10) < 0)
+        goto too_large;
       continue;
     }
     mant = mant * 10 + (*p - '0');
