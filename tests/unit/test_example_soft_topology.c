@@ -1,0 +1,91 @@
+/* test_example_soft_topology.c - runs examples/soft-topology (the operator's
+ * SoftTopologyAndDuplicates policy on hosted-cluster NodePool VMs) and checks its plan.
+ *
+ * The policy names RemoveDuplicates; while that plugin is not registered the policy cannot
+ * load, so the tests skip instead of failing. */
+#include "support/support.h"
+
+#include "../../src/plugins/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXAMPLE DS_TEST_DATA "/../../examples/soft-topology/"
+
+/* Whole file as a NUL-terminated string; caller frees. Fails the test if unreadable. */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void run_example(sim_run *r, bool gate) {
+  if (!plugin_lookup("RemoveDuplicates"))
+    skip(); /* the example policy cannot load until RemoveDuplicates is registered */
+  char *pol = read_file(EXAMPLE "policy.yaml");
+  char *cluster = read_file(EXAMPLE "cluster.json");
+  int rc = sim_run_strings(r, pol, cluster, gate, "2026-11-30T02:00:00Z", 3);
+  free(pol);
+  free(cluster);
+  if (rc != 0)
+    fail_msg("example failed: %s", r->err.msg);
+}
+
+static void assert_request(const sim_run *r, size_t i, const char *ref) {
+  char buf[512];
+  const fw_eviction *e = &r->res.evictions[i];
+  assert_string_equal(pod_ref(e->pod, buf, sizeof buf), ref);
+  assert_true(e->background);
+  assert_string_equal(e->profile, "SoftTopologyAndDuplicates");
+  assert_string_equal(e->plugin, "RemovePodsViolatingTopologySpreadConstraint");
+  assert_string_equal(e->pod->node_name, "worker-0");
+}
+
+/* Zones 4/1/1: two VMs leave the crowded worker-0, taken from the tail of its (name-ordered)
+ * launcher pods; KubeVirt turns both evictions into live migrations, which the gate counts
+ * as requests in background. RemoveDuplicates finds no duplicates among the VMs. */
+static void test_soft_topology_requests_live_migrations(void **state) {
+  (void)state;
+  sim_run r;
+  run_example(&r, true);
+  assert_int_equal(r.res.nevictions, 2);
+  assert_request(&r, 0, "clusters-hosted/virt-launcher-hosted-workers-kd2wz-f00f1");
+  assert_request(&r, 1, "clusters-hosted/virt-launcher-hosted-workers-c9m5t-99ce3");
+  assert_int_equal(r.res.evicted, 0);
+  assert_int_equal(r.res.requests, 2);
+  assert_int_equal(r.bg.n, 2);
+  assert_int_equal(sim_log_count(&r, "\"Eviction in background assumed\""), 2);
+  assert_int_equal(sim_log_count(&r, "\"Number of evictions/requests\" totalEvicted=0 "
+                                     "evictionRequests=2"),
+                   1);
+  sim_run_free(&r);
+}
+
+/* Without EvictionsInBackground the webhook's 429 is an eviction failure: nothing planned. */
+static void test_soft_topology_without_gate(void **state) {
+  (void)state;
+  sim_run r;
+  run_example(&r, false);
+  assert_int_equal(r.res.nevictions, 0);
+  assert_int_equal(sim_log_count(&r, "error when evicting pod (ignoring)"), 2);
+  assert_int_equal(sim_log_count(&r, "Eviction triggered evacuation of VMI"), 2);
+  sim_run_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_soft_topology_requests_live_migrations),
+      cmocka_unit_test(test_soft_topology_without_gate),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
