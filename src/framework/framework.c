@@ -376,12 +376,15 @@ static uint64_t *ns_counter(cycle *cy, const char *ns) {
   return &cy->per_ns[cy->nns++].count;
 }
 
+/* Warning event (only with evictionFailureEventNotification), descheduler-core.md §5 */
 static void failure_event(cycle *cy, const pod *p, const char *what) {
-  (void)cy;
-  (void)p;
-  (void)what;
-  /* Warning events (evictionFailureEventNotification) are emitted by the live client; the
-   * decision code only decides. Kept as a hook point for kube/. */
+  if (!cy->pol->eviction_failure_events || !cy->sink->event || cy->sink->dry_run)
+    return;
+  strbuf note = {0};
+  sb_printf(&note, "pod eviction from %s node by sigs.k8s.io/descheduler failed: %s", p->node_name,
+            what);
+  cy->sink->event(cy->sink, p, "Warning", "EvictionFailed", sb_str(&note));
+  sb_free(&note);
 }
 
 static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, uint64_t limit) {
@@ -390,6 +393,9 @@ static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, u
   const char *text = st == EVICT_LIMIT_TOTAL ? "maximum number of evicted pods per a descheduling cycle reached"
                      : st == EVICT_LIMIT_NODE ? "maximum number of evicted pods per node reached"
                                               : "maximum number of evicted pods per namespace reached";
+  const char *what = st == EVICT_LIMIT_TOTAL  ? "total eviction limit exceeded"
+                     : st == EVICT_LIMIT_NODE ? "node eviction limit exceeded"
+                                              : "namespace eviction limit exceeded";
   metrics_pods_evicted(text, h->plugin, h->prof->name, p->ns, p->node_name);
   if (st == EVICT_LIMIT_TOTAL)
     LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit));
@@ -398,8 +404,9 @@ static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, u
   else
     LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit), LSTR("namespace", p->ns),
          LSTR("pod", pod_ref(p, ref, sizeof ref)));
-  if (cy->pol->eviction_failure_events)
-    failure_event(cy, p, text);
+  char what_n[128];
+  snprintf(what_n, sizeof what_n, "%s (%llu)", what, (unsigned long long)limit);
+  failure_event(cy, p, what_n);
   return st;
 }
 
@@ -437,13 +444,10 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
       return limit_hit(h, p, EVICT_LIMIT_NAMESPACE, pol->max_per_namespace.v);
   }
 
-  strbuf annotation = {0};
-  sb_printf(&annotation, "triggered by %s/%s: %s", h->prof->name, h->plugin, reason);
   eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
                           pol->grace_period_seconds.v};
   char msg[2048] = "";
   sink_result res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
-  sb_free(&annotation);
 
   if (res == SINK_EVICTED) {
     if (*p->node_name && p->node)
@@ -458,6 +462,13 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     LOGV(1, NULL, cy->sink->dry_run ? "Evicted pod in dry run mode" : "Evicted pod",
          LSTR("pod", ref), LSTR("reason", reason), LSTR("strategy", h->plugin),
          LSTR("node", p->node_name), LSTR("profile", h->prof->name));
+    if (!cy->sink->dry_run && cy->sink->event) {
+      strbuf note = {0};
+      sb_printf(&note, "pod eviction from %s node by sigs.k8s.io/descheduler", p->node_name);
+      cy->sink->event(cy->sink, p, "Normal", *reason ? reason : *h->plugin ? h->plugin : "NotSet",
+                      sb_str(&note));
+      sb_free(&note);
+    }
     return EVICT_OK;
   }
   if (res == SINK_TOO_MANY && gate && (p->annotations & ANN_REQUEST_EVICT_ONLY) &&
@@ -481,8 +492,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     sb_append(&e, msg);
   LOGE(NULL, "Error evicting pod", sb_str(&e), LSTR("pod", ref), LSTR("reason", reason));
   metrics_pods_evicted("error", h->plugin, h->prof->name, p->ns, p->node_name);
-  if (pol->eviction_failure_events)
-    failure_event(cy, p, sb_str(&e));
+  failure_event(cy, p, sb_str(&e));
   sb_free(&e);
   return EVICT_FAILED;
 }

@@ -40,6 +40,9 @@ typedef struct eviction_sink {
   /* Requests the eviction of p. Fills message (the server's text) for non-success. */
   sink_result (*evict)(struct eviction_sink *self, const pod *p, const eviction_request *req,
                        char *message, size_t cap);
+  /* Records a Kubernetes Event about p (type "Normal" or "Warning"); NULL = no events. */
+  void (*event)(struct eviction_sink *self, const pod *p, const char *type, const char *reason,
+                const char *note);
   bool dry_run; /* log "Evicted pod in dry run mode", emit no events */
 } eviction_sink;
 

@@ -62,6 +62,7 @@ static sink_result sim_evict(eviction_sink *self, const pod *p, const eviction_r
 
 void sim_sink_init(sim_sink *s, const model *m) {
   s->base.evict = sim_evict;
+  s->base.event = NULL;
   s->base.dry_run = true;
   s->m = m;
 }
