@@ -38,8 +38,8 @@
 typedef struct {
   ns_filter namespaces;
   label_selector *label_selector;
-  str_list constraints;     /* whenUnsatisfiable kinds to balance */
-  opt_bool node_fit;        /* topologyBalanceNodeFit, default true */
+  str_list constraints; /* whenUnsatisfiable kinds to balance */
+  opt_bool node_fit;    /* topologyBalanceNodeFit, default true */
 } tsc_args;
 
 static const args_field tsc_fields[] = {
@@ -335,10 +335,10 @@ static bool tsc_pod_set_add(arena *a, tsc_pod_set *s, const pod *p) {
 typedef struct {
   plugin_handle *h;
   const tsc_args *args;
-  bool node_fit;       /* topologyBalanceNodeFit */
+  bool node_fit;        /* topologyBalanceNodeFit */
   int32_t *node_domain; /* by model node index: domain of the node for the current constraint */
   tsc_pod_set picked;
-  pod_vec selected;    /* pods to evict, in selection order */
+  pod_vec selected; /* pods to evict, in selection order */
 } tsc_state;
 
 /* P: namespaces, labelSelector and the evictor's Filter. */
@@ -492,7 +492,9 @@ static void tsc_process_constraint(tsc_state *st, const tsc_constraint *c, pod *
   tsc_balance_domains(st, c, doms, list, nl, sum, eligible, neligible);
 }
 
-static int tsc_cmp_namespace(const pod *a, const pod *b) { return strcmp(a->ns, b->ns); }
+static int tsc_cmp_namespace(const pod *a, const pod *b) {
+  return strcmp(a->ns, b->ns);
+}
 
 /* Collects the namespace's distinct internal constraints, in first-seen order. */
 static tsc_constraint *tsc_collect_constraints(tsc_state *st, pod **pods, size_t npods,
@@ -569,18 +571,14 @@ static int tsc_run(plugin_handle *h, const void *vargs, dserr *err) {
     if (!tsc_pod_filter(h, a, p) || !fw_pre_eviction_filter(h, p))
       continue;
     switch (fw_evict(h, p, "")) {
-    case EVICT_OK:
-      break;
+    case EVICT_OK: break;
     case EVICT_LIMIT_NODE:
       if (p->node)
         node_limited[p->node->index] = true;
       break;
-    case EVICT_LIMIT_TOTAL:
-      return 0;
+    case EVICT_LIMIT_TOTAL: return 0;
     case EVICT_LIMIT_NAMESPACE:
-    case EVICT_FAILED:
-      log_eviction_failed(h, p);
-      break;
+    case EVICT_FAILED: log_eviction_failed(h, p); break;
     }
   }
   return 0;

@@ -90,8 +90,8 @@ static void three_zones(void) {
   "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"," SEL_APP_X "}"
 /* a hard zone constraint with extra members, e.g. ",\"nodeAffinityPolicy\":\"Ignore\"" */
 #define ZONE_HARD_WITH(extra)                                                                      \
-  "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"," SEL_APP_X    \
-  extra "}"
+  "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"," SEL_APP_X     \
+      extra "}"
 
 /* ---------- policy builder ---------- */
 
@@ -148,8 +148,8 @@ static void test_validation_messages(void **state) {
   assert_policy_error(tsc_policy("      namespaces: {include: [a], exclude: [b]}\n", NULL, NULL),
                       "in profile p: only one of Include/Exclude namespaces can be set");
   assert_policy_error(tsc_policy("      namespaces: {include: [a], exclude: [b]}\n"
-                             "      constraints: [Foo]\n",
-                             NULL, NULL),
+                                 "      constraints: [Foo]\n",
+                                 NULL, NULL),
                       "in profile p: [only one of Include/Exclude namespaces can be set, "
                       "constraint Foo is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]]");
   /* the old boolean is gone from the args type: strict decoding rejects it */
@@ -158,14 +158,14 @@ static void test_validation_messages(void **state) {
   /* A malformed labelSelector is rejected while decoding (upstream reports the same cause
    * from validation, as "failed to get label selectors from strategy's params: ..."). */
   assert_policy_error(tsc_policy("      labelSelector:\n"
-                             "        matchExpressions: [{key: app, operator: Foo}]\n",
-                             NULL, NULL),
+                                 "        matchExpressions: [{key: app, operator: Foo}]\n",
+                                 NULL, NULL),
                       "\"Foo\" is not a valid label selector operator");
   /* both known kinds are accepted */
   dserr e;
   policy *p = load_policy_text(tsc_policy("      constraints: [DoNotSchedule, ScheduleAnyway]\n"
-                                      "      topologyBalanceNodeFit: false\n",
-                                      NULL, NULL),
+                                          "      topologyBalanceNodeFit: false\n",
+                                          NULL, NULL),
                                &e);
   if (!p)
     fail_msg("policy rejected: %s", e.msg);
@@ -319,10 +319,11 @@ static void test_excluded_node_pods_create_domain(void **state) {
  * Ignore counts it as an empty domain. Pods select pool=x, nc lacks it: a=2, b=2. */
 static const char *affinity_cluster(const char *policy_member) {
   char tsc[512];
-  snprintf(tsc, sizeof tsc,
-           "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
-           SEL_APP_X "%s}",
-           policy_member);
+  snprintf(
+      tsc, sizeof tsc,
+      "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"," SEL_APP_X
+      "%s}",
+      policy_member);
   cluster_begin();
   add_node("na", "a", ",\"pool\":\"x\"", NULL);
   add_node("nb", "b", ",\"pool\":\"x\"", NULL);
@@ -369,8 +370,9 @@ static const char *taint_cluster(const char *policy_member) {
   cluster_begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
-  add_node("nc", "c", NULL, "\"taints\":[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":"
-                            "\"NoSchedule\"}]");
+  add_node("nc", "c", NULL,
+           "\"taints\":[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":"
+           "\"NoSchedule\"}]");
   add_pods("a", 2, "na", tsc);
   add_pods("b", 2, "nb", tsc);
   return cluster_end();
