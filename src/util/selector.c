@@ -2,6 +2,7 @@
 #include "selector.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,11 +175,13 @@ static int parse_values(lexer *l, sel_req *r) {
   return 0;
 }
 
+static bool parse_i64(const char *s, long long *out);
+
 static int one_value(lexer *l, sel_req *r, bool numeric) {
   const char *v = ident(l);
   if (numeric) {
-    char *end;
-    if (*v == 0 || (strtoll(v, &end, 10), *end))
+    long long ignored;
+    if (!parse_i64(v, &ignored))
       return dserr_set(l->err, "invalid label selector \"%s\": value for %s must be an integer, got \"%s\"",
                        l->s, r->key, v);
   } else if (check_value(l, v) < 0) {
@@ -446,8 +449,9 @@ static bool parse_i64(const char *s, long long *out) {
   char *end;
   if (!*s)
     return false;
+  errno = 0;
   *out = strtoll(s, &end, 10);
-  return *end == 0;
+  return *end == 0 && errno != ERANGE; /* Go's ParseInt refuses out-of-range values */
 }
 
 static bool req_matches(const sel_req *r, const kvlist *labels) {
