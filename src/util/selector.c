@@ -44,6 +44,10 @@ const char *label_key_problem(const char *key) {
     int c = (unsigned char)key[i];
     if (!(islower(c) || isdigit(c) || c == '-' || c == '.'))
       return "prefix part must be a lowercase DNS subdomain";
+    /* each dot-separated label of the subdomain starts and ends alphanumeric */
+    if (c == '.' && (i == 0 || i + 1 == plen || !isalnum((unsigned char)key[i - 1]) ||
+                     !isalnum((unsigned char)key[i + 1])))
+      return "prefix part must be a lowercase DNS subdomain";
   }
   if (!isalnum((unsigned char)key[0]) || !isalnum((unsigned char)key[plen - 1]))
     return "prefix part must start and end with an alphanumeric character";
