@@ -348,6 +348,7 @@ class _Truncated(Exception):
 
 class SimServer(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False     # do not wait for idle keep-alive connections on shutdown
     allow_reuse_address = True
     request_queue_size = 256
 

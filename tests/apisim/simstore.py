@@ -635,7 +635,7 @@ class Store:
             if check_rv and nmd.get("resourceVersion") and nmd["resourceVersion"] != old["metadata"]["resourceVersion"]:
                 raise modified_conflict(res, name)
             if subresource == "status":
-                merged = old
+                merged = loads(prev.raw)     # a copy: `old` must stay the before-image
                 if "status" in new:
                     merged["status"] = new["status"]
                 else:

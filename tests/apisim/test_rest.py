@@ -173,6 +173,7 @@ class Crud(unittest.TestCase):
         r["status"]["phase"] = "Failed"
         code, _, r = self.sim.request("PUT", PODS + "/p1/status", r)
         self.assertEqual((code, r["status"]["phase"]), (200, "Failed"))
+        self.assertEqual(self.sim.obj(PODS + "/p1")["status"]["phase"], "Failed", "stored, not just echoed")
         code, _, st = self.sim.request("PUT", PODS + "/other", r)
         self.assertEqual(code, 400, "name in body must match the URL")
 
