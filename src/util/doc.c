@@ -53,9 +53,12 @@ static void *xrealloc(void *p, size_t n) {
 }
 
 /* The arena for a node that sits at stack depth d (the root is 1): list items and all
- * below them go to the scratch arena. */
+ * below them go to the scratch arena, but only while the items list is open: what follows
+ * it in the root (kubectl prints `kind` and `metadata` after `items`) belongs to the header. */
 static arena *arena_at(builder *b, size_t d) {
-  return (b->items_depth && d > b->items_depth) ? b->item : b->hdr;
+  return (b->items_depth && d > b->items_depth && b->stack[b->items_depth - 1].streaming)
+             ? b->item
+             : b->hdr;
 }
 
 static void anchors_clear(builder *b) {
