@@ -216,7 +216,7 @@ static void type_yaml_plain(arena *a, doc_node *n, const char *text) {
     n->v.b = is_one_of(text, trues);
     return;
   }
-  /* integers: decimal, 0x hex, 0b binary, leading-0 octal; underscores allowed */
+  /* integers: decimal, 0x hex, 0b binary, 0o or leading-0 octal; underscores allowed */
   size_t len = strlen(text);
   char *plain = arena_alloc(a, len + 1);
   size_t j = 0;
@@ -232,8 +232,10 @@ static void type_yaml_plain(arena *a, doc_node *n, const char *text) {
   const char *digits = p;
   if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
     base = 16, digits = p + 2;
-  else if (p[0] == '0' && p[1] == 'b')
+  else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
     base = 2, digits = p + 2;
+  else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O')) /* strconv.ParseInt base 0 */
+    base = 8, digits = p + 2;
   else if (p[0] == '0' && p[1])
     base = 8, digits = p + 1;
   int ok = *digits != 0;
