@@ -487,6 +487,10 @@ static int json_fail(builder *b, yajl_handle h, const char *name, size_t offset,
               name, offset);
   else
     dserr_set(b->err, "%s: invalid JSON near byte %zu: %s", name, offset, m);
+  /* yajl ends its text with a newline; a message is one line */
+  size_t n = b->err ? strlen(b->err->msg) : 0;
+  while (n && (b->err->msg[n - 1] == '\n' || b->err->msg[n - 1] == ' '))
+    b->err->msg[--n] = 0;
   yajl_free_error(h, msg);
   return -1;
 }
