@@ -1,0 +1,556 @@
+/* test_doc.c - the document tree and the streaming list reader (src/util/doc.h): YAML scalars
+ * typed as go-yaml v2 types them (what upstream's policy decoding sees), JSON typing, the
+ * streaming reader (items one at a time in a scratch arena, the header kept, a single object
+ * as one item, any chunking of the input), and the error messages: malformed JSON with a
+ * byte offset, truncated JSON, malformed YAML with a line, a second YAML document.
+ * Test files live in tests/data/unit/doc/. */
+#include "support/support.h"
+
+#include "../../src/util/arena.h"
+#include "../../src/util/doc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DATA DS_TEST_DATA "/unit/doc/"
+
+static arena *mem;
+
+static int setup(void **state) {
+  (void)state;
+  mem = arena_new(64 * 1024);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  arena_free(mem);
+  return 0;
+}
+
+static doc_node *yaml(const char *text) {
+  doc_node *root = NULL;
+  dserr err;
+  err.msg[0] = 0;
+  if (doc_parse_yaml(mem, "test.yaml", text, strlen(text), &root, &err) < 0)
+    fail_msg("YAML rejected: %s", err.msg);
+  return root;
+}
+
+static doc_node *json(const char *text) {
+  doc_node *root = NULL;
+  dserr err;
+  err.msg[0] = 0;
+  if (doc_parse_json(mem, "test.json", text, strlen(text), &root, &err) < 0)
+    fail_msg("JSON rejected: %s", err.msg);
+  return root;
+}
+
+/* The value of `v: <text>` in a one-line YAML map. */
+static doc_node *yaml_value(const char *text) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "v: %s\n", text);
+  doc_node *root = yaml(buf);
+  assert_int_equal(root->type, DOC_MAP);
+  doc_node *v = doc_get(root, "v");
+  assert_non_null(v);
+  return v;
+}
+
+static void assert_yaml_bool(const char *text, int want) {
+  doc_node *v = yaml_value(text);
+  if (v->type != DOC_BOOL)
+    fail_msg("%s: expected a boolean, got %s", text, doc_type_name(v->type));
+  assert_int_equal(v->v.b, want);
+}
+
+static void assert_yaml_int(const char *text, int64_t want) {
+  doc_node *v = yaml_value(text);
+  if (v->type != DOC_INT)
+    fail_msg("%s: expected an integer, got %s", text, doc_type_name(v->type));
+  assert_int_equal(v->v.i, want);
+  assert_false(v->big);
+}
+
+static void assert_yaml_float(const char *text, double want) {
+  doc_node *v = yaml_value(text);
+  if (v->type != DOC_FLOAT)
+    fail_msg("%s: expected a float, got %s", text, doc_type_name(v->type));
+  if (isnan(want))
+    assert_true(isnan(v->v.f));
+  else
+    assert_true(v->v.f == want);
+}
+
+static void assert_yaml_null(const char *text) {
+  doc_node *v = yaml_value(text);
+  if (v->type != DOC_NULL)
+    fail_msg("%s: expected null, got %s", text, doc_type_name(v->type));
+}
+
+static void assert_yaml_str(const char *text, const char *want) {
+  doc_node *v = yaml_value(text);
+  if (v->type != DOC_STR)
+    fail_msg("%s: expected a string, got %s", text, doc_type_name(v->type));
+  assert_string_equal(v->text, want);
+}
+
+/* ---------- YAML scalars (go-yaml v2 resolution) ---------- */
+
+static void test_yaml_booleans(void **state) {
+  (void)state;
+  const char *trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
+  const char *falses[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                          "False", "FALSE", "off", "Off", "OFF"};
+  for (size_t i = 0; i < sizeof trues / sizeof trues[0]; i++)
+    assert_yaml_bool(trues[i], 1);
+  for (size_t i = 0; i < sizeof falses / sizeof falses[0]; i++)
+    assert_yaml_bool(falses[i], 0);
+  /* not booleans in YAML 1.1 */
+  assert_yaml_str("tRUE", "tRUE");
+  assert_yaml_str("yEs", "yEs");
+  assert_yaml_str("enabled", "enabled");
+}
+
+static void test_yaml_integers(void **state) {
+  (void)state;
+  assert_yaml_int("0", 0);
+  assert_yaml_int("42", 42);
+  assert_yaml_int("-42", -42);
+  assert_yaml_int("+7", 7);
+  assert_yaml_int("010", 8); /* leading zero: octal */
+  assert_yaml_int("-010", -8);
+  assert_yaml_int("0x1F", 31);
+  assert_yaml_int("0X1f", 31);
+  assert_yaml_int("-0x10", -16);
+  assert_yaml_int("0b101", 5);
+  assert_yaml_int("1_000", 1000);
+  assert_yaml_int("9223372036854775807", INT64_MAX);
+  /* go-yaml v2 hands the text to strconv.ParseInt with base 0, which also knows 0o / 0B */
+  assert_yaml_int("0o17", 15);
+  assert_yaml_int("0O17", 15);
+  assert_yaml_int("0B11", 3);
+  /* beyond int64: still an integer, flagged big */
+  doc_node *v = yaml_value("18446744073709551615");
+  assert_int_equal(v->type, DOC_INT);
+  assert_true(v->big);
+}
+
+static void test_yaml_floats(void **state) {
+  (void)state;
+  assert_yaml_float("1.5", 1.5);
+  assert_yaml_float("-0.25", -0.25);
+  assert_yaml_float(".5", 0.5);
+  assert_yaml_float("5.", 5.0);
+  assert_yaml_float("1e3", 1000.0);
+  assert_yaml_float("1E-2", 0.01);
+  assert_yaml_float("+2.5e+1", 25.0);
+  assert_yaml_float("08", 8.0); /* not octal, not an integer: the float pattern */
+  assert_yaml_float("1_0.5", 10.5);
+  assert_yaml_float(".inf", INFINITY);
+  assert_yaml_float("+.Inf", INFINITY);
+  assert_yaml_float("-.INF", -INFINITY);
+  assert_yaml_float(".nan", NAN);
+  assert_yaml_float(".NaN", NAN);
+}
+
+static void test_yaml_nulls_and_strings(void **state) {
+  (void)state;
+  assert_yaml_null("~");
+  assert_yaml_null("null");
+  assert_yaml_null("Null");
+  assert_yaml_null("NULL");
+  assert_yaml_null("");
+  assert_yaml_str("nULL", "nULL");
+  /* quoted scalars stay strings */
+  assert_yaml_str("\"yes\"", "yes");
+  assert_yaml_str("'010'", "010");
+  assert_yaml_str("\"1.5\"", "1.5");
+  assert_yaml_str("'null'", "null");
+  assert_yaml_str("\"\"", "");
+  /* explicitly tagged */
+  assert_yaml_str("!!str 10", "10");
+  /* plain strings */
+  assert_yaml_str("abc", "abc");
+  assert_yaml_str("1.2.3", "1.2.3");
+  assert_yaml_str("0x", "0x");
+  assert_yaml_str("1e", "1e");
+  assert_yaml_str(".", ".");
+  assert_yaml_str("-x", "-x");
+  assert_yaml_str("100m", "100m");
+  assert_yaml_str("512Mi", "512Mi");
+  /* block scalars are strings */
+  doc_node *root = yaml("v: |\n  10\n");
+  assert_int_equal(doc_get(root, "v")->type, DOC_STR);
+  assert_string_equal(doc_get(root, "v")->text, "10\n");
+}
+
+static void test_yaml_structure(void **state) {
+  (void)state;
+  doc_node *root = yaml("a:\n  b: [1, two, {c: 3}]\n  d: {}\ne: []\n");
+  assert_int_equal(root->type, DOC_MAP);
+  assert_int_equal(root->n, 2);
+  doc_node *b = doc_path(root, "a", "b", NULL);
+  assert_int_equal(b->type, DOC_SEQ);
+  assert_int_equal(b->n, 3);
+  assert_int_equal(b->items[0]->type, DOC_INT);
+  assert_string_equal(b->items[1]->text, "two");
+  assert_int_equal(doc_get(b->items[2], "c")->v.i, 3);
+  assert_int_equal(doc_path(root, "a", "d", NULL)->type, DOC_MAP);
+  assert_int_equal(doc_path(root, "a", "d", NULL)->n, 0);
+  assert_int_equal(doc_get(root, "e")->type, DOC_SEQ);
+  assert_int_equal(doc_get(root, "e")->n, 0);
+  assert_int_equal(b->line, 2);
+  assert_null(doc_path(root, "a", "x", NULL));
+  assert_null(doc_get(b, "c")); /* not a map */
+  /* anchors and aliases */
+  root = yaml("a: &x {k: v}\nb: *x\n");
+  assert_string_equal(doc_path(root, "b", "k", NULL)->text, "v");
+  /* an empty document is a null root; an explicit start marker is still one document */
+  assert_int_equal(yaml("")->type, DOC_NULL);
+  assert_int_equal(yaml("# only a comment\n")->type, DOC_NULL);
+  assert_int_equal(yaml("---\na: 1\n")->type, DOC_MAP);
+  assert_int_equal(yaml("---\na: 1\n...\n")->type, DOC_MAP);
+}
+
+/* ---------- JSON typing ---------- */
+
+static void test_json_typing(void **state) {
+  (void)state;
+  doc_node *root =
+      json("{\"i\": 1, \"neg\": -5, \"f\": 1.0, \"e\": 1e3, \"t\": true, \"no\": false,"
+           " \"n\": null, \"s\": \"yes\", \"o\": \"010\", \"l\": [1, \"a\"], \"m\": {},"
+           " \"big\": 12345678901234567890}");
+  assert_int_equal(doc_get(root, "i")->type, DOC_INT);
+  assert_int_equal(doc_get(root, "i")->v.i, 1);
+  assert_int_equal(doc_get(root, "neg")->v.i, -5);
+  assert_int_equal(doc_get(root, "f")->type, DOC_FLOAT);
+  assert_true(doc_get(root, "f")->v.f == 1.0);
+  assert_int_equal(doc_get(root, "e")->type, DOC_FLOAT);
+  assert_true(doc_get(root, "e")->v.f == 1000.0);
+  assert_int_equal(doc_get(root, "t")->type, DOC_BOOL);
+  assert_int_equal(doc_get(root, "t")->v.b, 1);
+  assert_int_equal(doc_get(root, "no")->v.b, 0);
+  assert_int_equal(doc_get(root, "n")->type, DOC_NULL);
+  /* JSON strings are strings, whatever they look like */
+  assert_int_equal(doc_get(root, "s")->type, DOC_STR);
+  assert_string_equal(doc_get(root, "o")->text, "010");
+  assert_int_equal(doc_get(root, "l")->n, 2);
+  assert_int_equal(doc_get(root, "m")->type, DOC_MAP);
+  assert_int_equal(doc_get(root, "big")->type, DOC_INT);
+  assert_true(doc_get(root, "big")->big);
+  assert_string_equal(doc_get(root, "big")->text, "12345678901234567890");
+  /* unicode escapes */
+  assert_string_equal(doc_get(json("{\"u\": \"caf\\u00e9\"}"), "u")->text, "caf\xc3\xa9");
+  /* the top level may be any value */
+  assert_int_equal(json("[1]")->type, DOC_SEQ);
+  assert_int_equal(json("3")->type, DOC_INT);
+}
+
+static void test_describe(void **state) {
+  (void)state;
+  assert_string_equal(doc_describe(mem, yaml_value("abc")), "\"abc\"");
+  assert_string_equal(doc_describe(mem, yaml_value("true")), "true");
+  assert_string_equal(doc_describe(mem, yaml_value("-1")), "-1");
+  assert_string_equal(doc_describe(mem, yaml_value("[1]")), "a list");
+  assert_string_equal(doc_describe(mem, yaml_value("{}")), "a map");
+  assert_string_equal(doc_describe(mem, NULL), "nothing");
+}
+
+/* ---------- errors ---------- */
+
+static const char *parse_error(doc_format fmt, const char *text) {
+  static dserr err;
+  doc_node *root = NULL;
+  err.msg[0] = 0;
+  int rc = fmt == DOC_FMT_JSON ? doc_parse_json(mem, "in.json", text, strlen(text), &root, &err)
+                               : doc_parse_yaml(mem, "in.yaml", text, strlen(text), &root, &err);
+  if (rc == 0)
+    fail_msg("document accepted: %s", text);
+  return err.msg;
+}
+
+static void assert_contains(const char *have, const char *want) {
+  if (!strstr(have, want))
+    fail_msg("\n  %s\ndoes not contain\n  %s", have, want);
+}
+
+static void test_malformed_json_names_byte_offset(void **state) {
+  (void)state;
+  /* the offset is 1-based: the second comma is the 13th byte */
+  assert_string_equal(parse_error(DOC_FMT_JSON, "{\"a\": [1, 2,, 3]}"),
+                      "in.json: invalid JSON near byte 13: parse error: unallowed token at this "
+                      "point in JSON text");
+  assert_string_equal(parse_error(DOC_FMT_JSON, "{\"a\" 1}"),
+                      "in.json: invalid JSON near byte 6: parse error: object key and value must "
+                      "be separated by a colon (':')");
+  assert_string_equal(parse_error(DOC_FMT_JSON, "{\"a\": 1} x"),
+                      "in.json: invalid JSON near byte 10: parse error: trailing garbage");
+  assert_contains(parse_error(DOC_FMT_JSON, "{'a': 1}"), "in.json: invalid JSON near byte 2: ");
+  assert_contains(parse_error(DOC_FMT_JSON, "{\"a\": tru}"), "invalid JSON near byte ");
+}
+
+static void test_truncated_json(void **state) {
+  (void)state;
+  assert_string_equal(
+      parse_error(DOC_FMT_JSON, "{\"a\": [1, 2"),
+      "in.json: truncated JSON: the document ends at byte 11 before it is complete");
+  assert_contains(parse_error(DOC_FMT_JSON, "{\"a\": \"abc"), "in.json: truncated JSON");
+  assert_contains(parse_error(DOC_FMT_JSON, "{"), "truncated JSON");
+}
+
+static void test_malformed_yaml_names_line(void **state) {
+  (void)state;
+  assert_contains(parse_error(DOC_FMT_YAML, "a: 1\nb: [1, 2\nc: 3\n"),
+                  "in.yaml: invalid YAML at line ");
+  assert_contains(parse_error(DOC_FMT_YAML, "a:\n  b: 1\n c: 2\n"),
+                  "in.yaml: invalid YAML at line 3");
+  assert_contains(parse_error(DOC_FMT_YAML, "a: 1\n\tb: 2\n"), "invalid YAML at line 2");
+  assert_contains(parse_error(DOC_FMT_YAML, "a: \"x\n"), "invalid YAML at line ");
+  assert_contains(parse_error(DOC_FMT_YAML, "a: *nope\n"),
+                  "in.yaml: line 1: alias *nope refers to no anchor");
+  assert_contains(parse_error(DOC_FMT_YAML, "? [a]\n: 1\n"), "a map key must be a plain value");
+}
+
+static void test_second_yaml_document_refused(void **state) {
+  (void)state;
+  assert_string_equal(parse_error(DOC_FMT_YAML, "a: 1\n---\nb: 2\n"),
+                      "in.yaml: line 2: a second YAML document starts here; only one is expected");
+  assert_contains(parse_error(DOC_FMT_YAML, "---\na: 1\n---\n"), "line 3: a second YAML document");
+}
+
+/* ---------- streaming ---------- */
+
+typedef struct {
+  const char *buf;
+  size_t len, pos, chunk;
+} chunked_src;
+
+static long chunked_read(void *src, char *buf, size_t cap) {
+  chunked_src *s = src;
+  size_t n = s->len - s->pos;
+  if (n > cap)
+    n = cap;
+  if (n > s->chunk)
+    n = s->chunk;
+  memcpy(buf, s->buf + s->pos, n);
+  s->pos += n;
+  return (long)n;
+}
+
+typedef struct {
+  int count, stop_after;
+  char names[8][64];
+  size_t sizes[8];
+} collected;
+
+/* Records each item's metadata.name (or its first key) and checks it is a fresh tree. */
+static int collect(void *ctx, doc_node *item, dserr *err) {
+  collected *c = ctx;
+  const char *name = doc_str(doc_path(item, "metadata", "name", NULL));
+  if (!name && item->type == DOC_MAP && item->n)
+    name = item->pairs[0].key;
+  if (c->count < 8) {
+    snprintf(c->names[c->count], sizeof c->names[0], "%s", name ? name : "?");
+    c->sizes[c->count] = item->n;
+  }
+  c->count++;
+  if (c->stop_after && c->count == c->stop_after)
+    return dserr_set(err, "stopped after %d", c->count);
+  return 0;
+}
+
+static int stream_text(doc_format fmt, const char *text, size_t chunk, collected *c,
+                       doc_node **header, dserr *err) {
+  chunked_src src = {text, strlen(text), 0, chunk};
+  memset(c->names, 0, sizeof c->names);
+  c->count = 0;
+  return doc_stream_list(fmt, "stream", chunked_read, &src, collect, c, header ? mem : NULL, header,
+                         err);
+}
+
+static const char *list_json =
+    "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{\"continue\":\"tok\"},"
+    "\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\"},\"spec\":{\"x\":[1,2,3]}"
+    "},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a-very-long-pod-name-that-spans-chunks\"}}],"
+    "\"trailer\":true,\"after\":{\"nested\":{\"deep\":\"kept\"},\"list\":[\"x\"]}}";
+
+static void test_stream_items_one_by_one(void **state) {
+  (void)state;
+  size_t chunks[] = {1, 2, 7, 64, 1 << 20};
+  for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+    collected c = {0};
+    doc_node *header = NULL;
+    dserr err;
+    assert_int_equal(stream_text(DOC_FMT_JSON, list_json, chunks[k], &c, &header, &err), 0);
+    assert_int_equal(c.count, 3);
+    assert_string_equal(c.names[0], "n1");
+    assert_string_equal(c.names[1], "p1");
+    assert_string_equal(c.names[2], "a-very-long-pod-name-that-spans-chunks");
+    assert_int_equal(c.sizes[1], 3);
+    /* the header keeps everything but the items, also what follows them */
+    assert_non_null(header);
+    assert_string_equal(doc_str(doc_get(header, "kind")), "List");
+    assert_string_equal(doc_str(doc_path(header, "metadata", "continue", NULL)), "tok");
+    assert_int_equal(doc_get(header, "trailer")->type, DOC_BOOL);
+    /* fields after the items (kubectl prints kind and metadata last) outlive the items */
+    assert_string_equal(doc_str(doc_path(header, "after", "nested", "deep", NULL)), "kept");
+    assert_string_equal(doc_path(header, "after", "list", NULL)->items[0]->text, "x");
+    doc_node *items = doc_get(header, "items");
+    assert_true(items == NULL || items->n == 0);
+  }
+}
+
+static void test_stream_yaml_list(void **state) {
+  (void)state;
+  collected c = {0};
+  doc_node *header = NULL;
+  dserr err;
+  const char *text = "kind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n"
+                     "- kind: Pod\n  metadata:\n    name: p1\nmetadata:\n  continue: \"\"\n";
+  for (size_t chunk = 1; chunk <= 4096; chunk *= 8) {
+    assert_int_equal(stream_text(DOC_FMT_YAML, text, chunk, &c, &header, &err), 0);
+    assert_int_equal(c.count, 2);
+    assert_string_equal(c.names[0], "n1");
+    assert_string_equal(c.names[1], "p1");
+    assert_string_equal(doc_str(doc_get(header, "kind")), "List");
+    assert_string_equal(doc_str(doc_path(header, "metadata", "continue", NULL)), "");
+  }
+}
+
+static void test_stream_single_object(void **state) {
+  (void)state;
+  collected c = {0};
+  doc_node *header = NULL;
+  dserr err;
+  assert_int_equal(stream_text(DOC_FMT_JSON,
+                               "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"solo\"},\"spec\":{}}", 3,
+                               &c, &header, &err),
+                   0);
+  assert_int_equal(c.count, 1);
+  assert_string_equal(c.names[0], "solo");
+  assert_string_equal(doc_str(doc_get(header, "kind")), "Pod");
+  /* an items key below the top level is data, not a list to stream */
+  assert_int_equal(stream_text(DOC_FMT_JSON, "{\"items\":[{\"items\":[1,2],\"x\":1},{\"y\":2}]}", 5,
+                               &c, NULL, &err),
+                   0);
+  assert_int_equal(c.count, 2);
+  assert_string_equal(c.names[0], "items");
+  assert_int_equal(c.sizes[0], 2);
+  /* an empty list delivers nothing */
+  assert_int_equal(stream_text(DOC_FMT_JSON, "{\"kind\":\"List\",\"items\":[]}", 4, &c, NULL, &err),
+                   0);
+  assert_int_equal(c.count, 0);
+}
+
+static void test_stream_stops_on_callback_error(void **state) {
+  (void)state;
+  collected c = {0};
+  c.stop_after = 2;
+  dserr err;
+  err.msg[0] = 0;
+  assert_int_not_equal(stream_text(DOC_FMT_JSON, list_json, 16, &c, NULL, &err), 0);
+  assert_int_equal(c.count, 2);
+  assert_string_equal(err.msg, "stopped after 2");
+}
+
+static void test_stream_errors(void **state) {
+  (void)state;
+  collected c = {0};
+  dserr err;
+  /* a byte offset that does not depend on how the input was chunked */
+  const char *bad = "{\"items\":[{\"a\":1},{\"b\":2},,{\"c\":3}]}";
+  char first[DSERR_MAX];
+  assert_int_equal(stream_text(DOC_FMT_JSON, bad, 1 << 20, &c, NULL, &err), -1);
+  snprintf(first, sizeof first, "%s", err.msg);
+  assert_contains(first, "stream: invalid JSON near byte ");
+  assert_int_equal(c.count, 2);
+  assert_int_equal(stream_text(DOC_FMT_JSON, bad, 3, &c, NULL, &err), -1);
+  assert_string_equal(err.msg, first);
+  /* truncated */
+  assert_int_equal(stream_text(DOC_FMT_JSON, "{\"items\":[{\"a\":1},{\"b\":", 4, &c, NULL, &err),
+                   -1);
+  assert_string_equal(err.msg,
+                      "stream: truncated JSON: the document ends at byte 23 before it is complete");
+  /* not an object */
+  assert_int_equal(stream_text(DOC_FMT_JSON, "[1,2]", 4, &c, NULL, &err), -1);
+  assert_contains(err.msg, "expected a v1 List or a Kubernetes object (a map), got a list");
+  assert_int_equal(stream_text(DOC_FMT_YAML, "", 4, &c, NULL, &err), -1);
+  assert_contains(err.msg, "stream: empty document");
+  /* YAML: line numbers, second document */
+  assert_int_equal(stream_text(DOC_FMT_YAML, "items:\n- a: 1\n- b: [\n", 2, &c, NULL, &err), -1);
+  assert_contains(err.msg, "stream: invalid YAML at line ");
+  assert_int_equal(stream_text(DOC_FMT_YAML, "kind: Pod\n---\nkind: Pod\n", 2, &c, NULL, &err), -1);
+  assert_string_equal(err.msg,
+                      "stream: line 2: a second YAML document starts here; only one is expected");
+}
+
+/* ---------- files ---------- */
+
+static void test_stream_files(void **state) {
+  (void)state;
+  collected c = {0};
+  doc_node *header = NULL;
+  dserr err;
+  assert_int_equal(doc_stream_file(DATA "list.json", collect, &c, mem, &header, &err), 0);
+  assert_int_equal(c.count, 3);
+  assert_string_equal(c.names[2], "p2");
+  assert_string_equal(doc_str(doc_path(header, "metadata", "continue", NULL)), "next-page");
+  assert_string_equal(doc_str(doc_path(header, "metadata", "resourceVersion", NULL)), "42");
+
+  memset(&c, 0, sizeof c);
+  assert_int_equal(doc_stream_file(DATA "list.yaml", collect, &c, mem, &header, &err), 0);
+  assert_int_equal(c.count, 2);
+  assert_string_equal(c.names[1], "p1");
+  assert_string_equal(doc_str(doc_get(header, "apiVersion")), "v1");
+
+  memset(&c, 0, sizeof c);
+  assert_int_equal(doc_stream_file(DATA "truncated.json", collect, &c, NULL, NULL, &err), -1);
+  assert_contains(err.msg, "truncated.json: truncated JSON: the document ends at byte 110");
+  assert_int_equal(c.count, 1);
+
+  memset(&c, 0, sizeof c);
+  assert_int_equal(doc_stream_file(DATA "malformed.json", collect, &c, NULL, NULL, &err), -1);
+  assert_contains(err.msg, "malformed.json: invalid JSON near byte ");
+
+  assert_int_equal(doc_stream_file(DATA "malformed.yaml", collect, &c, NULL, NULL, &err), -1);
+  assert_contains(err.msg, "malformed.yaml: invalid YAML at line ");
+
+  assert_int_equal(doc_stream_file(DATA "two-documents.yaml", collect, &c, NULL, NULL, &err), -1);
+  assert_contains(err.msg, "two-documents.yaml: line 3: a second YAML document starts here");
+
+  assert_int_equal(doc_stream_file(DATA "no-such-file.json", collect, &c, NULL, NULL, &err), -1);
+  assert_contains(err.msg, "no-such-file.json: cannot open: ");
+
+  doc_node *root = NULL;
+  assert_int_equal(doc_parse_yaml_file(mem, DATA "two-documents.yaml", &root, &err), -1);
+  assert_contains(err.msg, "line 3: a second YAML document");
+  assert_int_equal(doc_parse_yaml_file(mem, DATA "list.yaml", &root, &err), 0);
+  assert_int_equal(doc_get(root, "items")->n, 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_yaml_booleans),
+      cmocka_unit_test(test_yaml_integers),
+      cmocka_unit_test(test_yaml_floats),
+      cmocka_unit_test(test_yaml_nulls_and_strings),
+      cmocka_unit_test(test_yaml_structure),
+      cmocka_unit_test(test_json_typing),
+      cmocka_unit_test(test_describe),
+      cmocka_unit_test(test_malformed_json_names_byte_offset),
+      cmocka_unit_test(test_truncated_json),
+      cmocka_unit_test(test_malformed_yaml_names_line),
+      cmocka_unit_test(test_second_yaml_document_refused),
+      cmocka_unit_test(test_stream_items_one_by_one),
+      cmocka_unit_test(test_stream_yaml_list),
+      cmocka_unit_test(test_stream_single_object),
+      cmocka_unit_test(test_stream_stops_on_callback_error),
+      cmocka_unit_test(test_stream_errors),
+      cmocka_unit_test(test_stream_files),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
