@@ -94,7 +94,9 @@ def node(name, cpu="16", memory="64Gi", pods="110", labels=None, taints=None, un
                        "addresses": [{"type": "InternalIP", "address": ip or "192.168.10.%d" %
                                       (int(hashlib.sha1(name.encode()).hexdigest(), 16) % 250 + 2)},
                                      {"type": "Hostname", "address": name}],
-                       "nodeInfo": {"kubeletVersion": "v1.30.2", "kubeProxyVersion": "v1.30.2",
+                       "nodeInfo": {"bootID": uid_for("boot", name), "machineID": uid_for("machine", name)
+                                    .replace("-", ""), "systemUUID": uid_for("system", name),
+                                    "kubeletVersion": "v1.30.2", "kubeProxyVersion": "v1.30.2",
                                     "containerRuntimeVersion": "cri-o://1.30.2", "operatingSystem": "linux",
                                     "architecture": "amd64", "osImage": "Fedora CoreOS 40",
                                     "kernelVersion": "6.8.9-300.fc40.x86_64"}}}
