@@ -1,6 +1,7 @@
 /* model.c - model container, ordering and lookups; see model.h. */
 #include "model.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,29 +100,81 @@ static void sort_vec(void *items, size_t n, size_t size, int (*cmp)(const void *
     qsort(items, n, size, cmp);
 }
 
+/* Open-addressing set of interned string pointers (pairs), for lookups that would otherwise
+ * strcmp their way through 150,000 pods. */
+typedef struct {
+  const void *a, *b;
+  void *value;
+} ptr_slot;
+
+typedef struct {
+  ptr_slot *slots;
+  size_t cap;
+} ptr_map;
+
+static size_t ptr_hash(const void *a, const void *b, size_t cap) {
+  uint64_t h = ((uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4FULL);
+  return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static void ptr_map_init(ptr_map *pm, size_t n) {
+  pm->cap = 16;
+  while (pm->cap < 2 * n + 1)
+    pm->cap *= 2;
+  pm->slots = calloc(pm->cap, sizeof *pm->slots);
+  if (!pm->slots)
+    abort();
+}
+
+/* Returns the existing value for (a, b), or stores value and returns NULL. */
+static void *ptr_map_put(ptr_map *pm, const void *a, const void *b, void *value) {
+  size_t i = ptr_hash(a, b, pm->cap);
+  while (pm->slots[i].a) {
+    if (pm->slots[i].a == a && pm->slots[i].b == b)
+      return pm->slots[i].value;
+    i = (i + 1) & (pm->cap - 1);
+  }
+  pm->slots[i] = (ptr_slot){a, b, value};
+  return NULL;
+}
+
+static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
+  size_t i = ptr_hash(a, b, pm->cap);
+  while (pm->slots[i].a) {
+    if (pm->slots[i].a == a && pm->slots[i].b == b)
+      return pm->slots[i].value;
+    i = (i + 1) & (pm->cap - 1);
+  }
+  return NULL;
+}
+
 int model_finish(model *m, dserr *err) {
   sort_vec(m->nodes.items, m->nodes.n, sizeof(node *), cmp_node);
   sort_vec(m->namespaces.items, m->namespaces.n, sizeof(namespace_obj *), cmp_ns);
   sort_vec(m->pvcs.items, m->pvcs.n, sizeof(pvc_obj *), cmp_pvc);
   sort_vec(m->vmis.items, m->vmis.n, sizeof(vmi_obj *), cmp_vmi);
   sort_vec(m->priority_classes.items, m->priority_classes.n, sizeof(priority_class_obj *), cmp_pc);
-  /* pods sorted by name give each node's list in name order after a stable bucket pass */
-  sort_vec(m->pods.items, m->pods.n, sizeof(pod *), cmp_pod_name);
   for (size_t i = 1; i < m->nodes.n; i++)
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
       return dserr_set(err, "node \"%s\" appears more than once", m->nodes.items[i]->name);
-  for (size_t i = 1; i < m->pods.n; i++) {
-    const pod *a = m->pods.items[i - 1], *b = m->pods.items[i];
-    if (strcmp(a->name, b->name) == 0 && strcmp(a->ns, b->ns) == 0)
-      return dserr_set(err, "pod \"%s/%s\" appears more than once", b->ns, b->name);
-  }
+  /* node and pod names are interned: identity is pointer identity */
+  ptr_map nodes, pods;
+  ptr_map_init(&nodes, m->nodes.n);
+  ptr_map_init(&pods, m->pods.n);
   for (size_t i = 0; i < m->nodes.n; i++) {
-    m->nodes.items[i]->npods = 0;
-    m->nodes.items[i]->index = (uint32_t)i;
+    node *n = m->nodes.items[i];
+    n->npods = 0;
+    n->index = (uint32_t)i;
+    ptr_map_put(&nodes, n->name, NULL, n);
   }
+  int rc = 0;
   for (size_t i = 0; i < m->pods.n; i++) {
     pod *p = m->pods.items[i];
-    p->node = *p->node_name ? model_find_node(m, p->node_name) : NULL;
+    if (ptr_map_put(&pods, p->ns, p->name, p)) {
+      rc = dserr_set(err, "pod \"%s/%s\" appears more than once", p->ns, p->name);
+      goto out;
+    }
+    p->node = *p->node_name ? ptr_map_get(&nodes, p->node_name, NULL) : NULL;
     if (p->node)
       p->node->npods++;
   }
@@ -135,8 +188,13 @@ int model_finish(model *m, dserr *err) {
     if (p->node)
       p->node->pods[p->node->npods++] = p;
   }
+  for (size_t i = 0; i < m->nodes.n; i++)
+    sort_vec(m->nodes.items[i]->pods, m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
   m->finished = true;
-  return 0;
+out:
+  free(nodes.slots);
+  free(pods.slots);
+  return rc;
 }
 
 node *model_find_node(const model *m, const char *name) {

@@ -7,8 +7,8 @@
  * pages (live mode); see decode/.
  *
  * Order: after model_finish(), nodes are sorted by name and every node's pod list by
- * (name, namespace). Upstream iterates informer indexes whose order is random; sorting gives
- * one fixed, documented order. */
+ * (name, namespace); the model's own pod vector keeps the input order. Upstream iterates
+ * informer indexes whose order is random; sorting gives one fixed, documented order. */
 #ifndef DS_MODEL_H
 #define DS_MODEL_H
 

@@ -9,6 +9,7 @@
 struct block {
   struct block *next;
   size_t size, used;
+  size_t dirty; /* bytes ever handed out: beyond this the block is still zero from calloc */
   max_align_t data[];
 };
 
@@ -19,6 +20,17 @@ struct arena {
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return p;
+}
+
+/* Fresh blocks come zeroed (large ones straight from the kernel), so only memory that was
+ * handed out before a reset needs clearing again. */
+static void *xcalloc(size_t n) {
+  void *p = calloc(1, n);
   if (!p) {
     fprintf(stderr, "out of memory (%zu bytes)\n", n);
     abort();
@@ -69,9 +81,10 @@ void *arena_alloc(arena *a, size_t size) {
   struct block *b = a->head;
   if (!b || b->size - b->used < size) {
     size_t want = size > a->block_size ? size : a->block_size;
-    b = xmalloc(sizeof *b + want);
+    b = xcalloc(sizeof *b + want);
     b->size = want;
     b->used = 0;
+    b->dirty = 0;
     if (a->head && size > a->block_size) {
       /* an oversized block goes behind the current one so the current keeps filling */
       b->next = a->head->next;
@@ -82,9 +95,12 @@ void *arena_alloc(arena *a, size_t size) {
     }
   }
   void *p = (char *)b->data + b->used;
+  if (b->used < b->dirty)
+    memset(p, 0, b->dirty - b->used < size ? b->dirty - b->used : size);
   b->used += size;
+  if (b->used > b->dirty)
+    b->dirty = b->used;
   a->total += size;
-  memset(p, 0, size);
   return p;
 }
 
