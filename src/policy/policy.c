@@ -332,40 +332,51 @@ static void errs_free(err_list *e) {
   free(e->msgs);
 }
 
+/* Upstream's order: a duplicate error per repeated source (in list order; the first entry of
+ * a source is its configuration), then the collector conflict, then the checks of the
+ * (first) Prometheus provider. */
 static void validate_providers(const policy *p, err_list *errs) {
   char buf[512];
+  const metrics_provider *kubernetes = NULL, *prometheus = NULL;
   for (size_t i = 0; i < p->nproviders; i++) {
     const metrics_provider *mp = &p->providers[i];
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(p->providers[j].source, mp->source) == 0) {
-        snprintf(buf, sizeof buf,
-                 "metric provider \"%s\" is already configured, each source can be configured "
-                 "only once",
-                 mp->source);
-        errs_add(errs, buf);
-      }
-    if (!strcmp(mp->source, "KubernetesMetrics") && p->metrics_collector_enabled)
-      errs_add(errs, "it is not allowed to combine metrics provider when metrics collector is enabled");
-    if (!strcmp(mp->source, "Prometheus")) {
-      if (!mp->has_prometheus) {
-        errs_add(errs, "prometheus configuration is required when prometheus source is enabled");
-        continue;
-      }
-      if (!mp->prometheus_url || !*mp->prometheus_url) {
-        errs_add(errs, "prometheus URL is required when prometheus is enabled");
-      } else if (strncmp(mp->prometheus_url, "http://", 7) && strncmp(mp->prometheus_url, "https://", 8)) {
-        snprintf(buf, sizeof buf, "error parsing prometheus URL: parse \"%s\": invalid URI for request",
-                 mp->prometheus_url);
-        errs_add(errs, buf);
-      }
-      if (mp->has_auth_token) {
-        if (!mp->has_secret_ref)
-          errs_add(errs, "prometheus authToken secret is expected to be set when authToken field is");
-        else if (!mp->secret_namespace || !*mp->secret_namespace || !mp->secret_name ||
-                 !*mp->secret_name)
-          errs_add(errs, "prometheus authToken secret reference does not set both namespace and name");
-      }
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = strcmp(p->providers[j].source, mp->source) == 0;
+    if (seen) {
+      snprintf(buf, sizeof buf,
+               "metric provider \"%s\" is already configured, each source can be configured "
+               "only once",
+               mp->source);
+      errs_add(errs, buf);
+    } else if (!strcmp(mp->source, "KubernetesMetrics")) {
+      kubernetes = mp;
+    } else if (!strcmp(mp->source, "Prometheus")) {
+      prometheus = mp;
     }
+  }
+  if (kubernetes && p->metrics_collector_enabled)
+    errs_add(errs, "it is not allowed to combine metrics provider when metrics collector is enabled");
+  const metrics_provider *mp = prometheus;
+  if (!mp)
+    return;
+  if (!mp->has_prometheus) {
+    errs_add(errs, "prometheus configuration is required when prometheus source is enabled");
+    return;
+  }
+  if (!mp->prometheus_url || !*mp->prometheus_url) {
+    errs_add(errs, "prometheus URL is required when prometheus is enabled");
+  } else if (strncmp(mp->prometheus_url, "http://", 7) && strncmp(mp->prometheus_url, "https://", 8)) {
+    snprintf(buf, sizeof buf, "error parsing prometheus URL: parse \"%s\": invalid URI for request",
+             mp->prometheus_url);
+    errs_add(errs, buf);
+  }
+  if (mp->has_auth_token) {
+    if (!mp->has_secret_ref)
+      errs_add(errs, "prometheus authToken secret is expected to be set when authToken field is");
+    else if (!mp->secret_namespace || !*mp->secret_namespace || !mp->secret_name ||
+             !*mp->secret_name)
+      errs_add(errs, "prometheus authToken secret reference does not set both namespace and name");
   }
 }
 
