@@ -23,9 +23,16 @@ typedef struct {
 
 typedef struct obs_server obs_server;
 
-/* Starts serving; NULL with err (`failed to start secure server: <reason>`). */
+/* Starts serving; NULL with err (`failed to start secure server: <reason>`). Caller stops
+ * and frees the result with obs_server_stop. port 0 gives a handle that serves nothing (so
+ * callers need no special case); port -1 lets the OS pick a free port (tests). A NULL or
+ * empty bind_address means 0.0.0.0, which (as in Go) listens dual-stack on [::] where the
+ * host has IPv6. Reasons read like Go's: `listen tcp 127.0.0.1:10258: bind: address already
+ * in use`, `invalid bind address "x": not an IP address`, `open <file>: no such file or
+ * directory`, `<cert>, <key>: tls: private key does not match public key`. */
 obs_server *obs_server_start(const server_options *opt, dserr *err);
-/* The port actually bound (useful when opt->port was chosen by the OS in tests). */
+/* The port actually bound (useful when opt->port was chosen by the OS in tests); 0 when
+ * not serving. */
 int obs_server_port(const obs_server *s);
 void obs_server_stop(obs_server *s);
 
