@@ -332,6 +332,41 @@ static void errs_free(err_list *e) {
   free(e->msgs);
 }
 
+/* Go's url.Parse refuses an authority whose port is not all digits: returns the offending
+ * ":port" text (in buf) for "scheme://[userinfo@]host:port/...", else NULL. */
+static const char *url_bad_port(const char *url, char *buf, size_t cap) {
+  const char *auth = strstr(url, "://");
+  if (!auth)
+    return NULL;
+  auth += 3;
+  size_t n = strcspn(auth, "/?#");
+  const char *host = auth;
+  for (size_t i = 0; i < n; i++)
+    if (auth[i] == '@')
+      host = auth + i + 1;
+  const char *end = auth + n, *port = NULL;
+  if (host < end && *host == '[') {
+    for (const char *c = host; c < end; c++)
+      if (*c == ']')
+        port = c + 1; /* Go: the text after the last ']' */
+    if (!port)
+      return NULL; /* "missing ']' in host": not a port problem */
+  } else {
+    for (const char *c = host; c < end; c++)
+      if (*c == ':')
+        port = c;
+  }
+  if (!port || port == end)
+    return NULL;
+  bool ok = *port == ':';
+  for (const char *c = port + 1; c < end && ok; c++)
+    ok = *c >= '0' && *c <= '9';
+  if (ok)
+    return NULL;
+  snprintf(buf, cap, "%.*s", (int)(end - port), port);
+  return buf;
+}
+
 /* Upstream's order: a duplicate error per repeated source (in list order; the first entry of
  * a source is its configuration), then the collector conflict, then the checks of the
  * (first) Prometheus provider. */
@@ -370,6 +405,14 @@ static void validate_providers(const policy *p, err_list *errs) {
     snprintf(buf, sizeof buf, "error parsing prometheus URL: parse \"%s\": invalid URI for request",
              mp->prometheus_url);
     errs_add(errs, buf);
+  } else {
+    char port[256];
+    if (url_bad_port(mp->prometheus_url, port, sizeof port)) {
+      snprintf(buf, sizeof buf,
+               "error parsing prometheus URL: parse \"%s\": invalid port \"%s\" after host",
+               mp->prometheus_url, port);
+      errs_add(errs, buf);
+    }
   }
   if (mp->has_auth_token) {
     if (!mp->has_secret_ref)
