@@ -278,7 +278,7 @@ class Sim:
                 b = self.store.buckets[storage]
                 parts.extend(b.entries[k].raw for k in b.keys)
             rv = self.store.rv
-        return [b'{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"%d"},"items":[' % rv], parts, b"]}"
+        return b'{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"%d"},"items":[' % rv, parts, b"]}"
 
 
 def _with_uid(obj):

@@ -59,9 +59,14 @@ class Faults:
         if rule.get("status") is not None and not (isinstance(rule["status"], int) and 100 <= rule["status"] <= 599):
             raise ValueError("status must be an HTTP code")
         if rule.get("path"):
-            re.compile(rule["path"])
+            try:
+                re.compile(rule["path"])
+            except re.error as e:
+                raise ValueError("path is not a regular expression: %s" % e) from None
         if rule.get("fraction") is not None and not (0 <= float(rule["fraction"]) <= 1):
             raise ValueError("fraction must be between 0 and 1")
+        if rule.get("count") is not None and (not isinstance(rule["count"], int) or rule["count"] < 1):
+            raise ValueError("count must be a positive integer")
         r = dict(rule)
         with self.lock:
             r["id"] = self.next_id
