@@ -250,7 +250,8 @@ class Sim:
                         refresh_pdb_status(self.store, self.registry, dirty)
             except Exception:
                 log("controller error:\n" + traceback.format_exc())
-            self.kubevirt.wake.wait(0.05)
+            # poll while migrations are in flight; otherwise sleep until a relevant write wakes us
+            self.kubevirt.wake.wait(0.05 if self.kubevirt.busy else 2.0)
             self.kubevirt.wake.clear()
 
     # -- accounting -----------------------------------------------------------

@@ -27,6 +27,7 @@ import copy
 import sys
 import threading
 import uuid
+import zlib
 
 from simutil import CLOCK, generate_suffix, parse_time, rfc3339
 from simstore import pod_ready, pod_requests
@@ -127,11 +128,15 @@ class KubeVirtSim:
         self.vmims = registry.get("kubevirt.io", "v1", "virtualmachineinstancemigrations")
         self.kubevirts = registry.get("kubevirt.io", "v1", "kubevirts")
         self.metrics_hook = None      # fn(src_ns, src_name, dst_name): carry pod metrics to the target pod
+        self.busy = False             # time-driven work pending: the driver must keep ticking
+        self._config = None           # KubeVirt CR configuration, cached during one tick
         store.listeners.append(self._on_write)
 
     # -- configuration -------------------------------------------------------
 
     def config(self):
+        if self._config is not None:
+            return self._config
         for e in self.store.entries(self.kubevirts):
             return ((e.obj().get("spec") or {}).get("configuration")) or {}
         return {}
@@ -281,16 +286,24 @@ class KubeVirtSim:
     def tick(self):
         """One pass of every controller; returns True when it wrote something."""
         with self.store.lock:
-            now = CLOCK.now()
-            wrote = self._handle_deleted_launchers()
-            by_vmi = self._vmims_by_vmi()
-            vmis = [e.obj() for e in self.store.entries(self.vmis)]
-            drained = self._drained_nodes()
-            for vmi in vmis:
-                wrote |= self._vmi_controller(vmi)
-                wrote |= self._evacuation_controller(vmi, by_vmi, drained, now)
-            wrote |= self._migration_controller(now)
-            return wrote
+            self._config = None
+            self._config = self.config()
+            try:
+                now = CLOCK.now()
+                wrote = self._handle_deleted_launchers()
+                by_vmi = self._vmims_by_vmi()
+                vmis = [e.obj() for e in self.store.entries(self.vmis)]
+                drained = self._drained_nodes()
+                for vmi in vmis:
+                    wrote |= self._vmi_controller(vmi)
+                    wrote |= self._evacuation_controller(vmi, by_vmi, drained, now)
+                wrote |= self._migration_controller(now)
+                # unfinished migrations advance with time (durations, back-off, scheduling timeouts)
+                self.busy = any((e.obj().get("status") or {}).get("phase") not in FINAL_PHASES
+                                for e in self.store.entries(self.vmims))
+                return wrote
+            finally:
+                self._config = None
 
     def _drained_nodes(self):
         key = self.config().get("migrations", {}).get("nodeDrainTaintKey", "kubevirt.io/drain")
@@ -722,18 +735,6 @@ class KubeVirtSim:
 
     # -- driving -------------------------------------------------------------------
 
-    def run(self, stop):
-        while not stop.is_set():
-            try:
-                while self.tick():
-                    pass
-            except Exception as e:  # a controller bug must not kill the server
-                self.log("controller error: %r" % (e,))
-                import traceback
-                traceback.print_exc(file=sys.stderr)
-            self.wake.wait(0.05)
-            self.wake.clear()
-
     def advance(self, seconds):
         """Move the clock and run the controllers to quiescence; returns migration counts by phase."""
         CLOCK.advance(max(0.0, float(seconds)))
@@ -759,7 +760,9 @@ def _running_status(pod, ts):
     for g in spec.get("readinessGates") or []:
         if isinstance(g, dict) and g.get("conditionType"):
             conds.append({"type": g["conditionType"], "status": "True", "lastTransitionTime": ts})
-    return {"phase": "Running", "startTime": ts, "hostIP": "", "podIP": "",
+    h = zlib.crc32(pod["metadata"]["name"].encode())
+    ip = "10.%d.%d.%d" % (128 + (h >> 16) % 64, (h >> 8) % 256, 1 + h % 250)
+    return {"phase": "Running", "startTime": ts, "hostIP": "", "podIP": ip, "podIPs": [{"ip": ip}],
             "qosClass": (pod.get("status") or {}).get("qosClass", "Burstable"),
             "conditions": conds,
             "containerStatuses": [{"name": c.get("name", ""), "ready": True, "restartCount": 0, "started": True,

@@ -119,6 +119,13 @@ def _pod_status(o):
     return phase
 
 
+def _pod_gates(o):
+    gates = [g.get("conditionType") for g in (o.get("spec") or {}).get("readinessGates") or [] if isinstance(g, dict)]
+    if not gates:
+        return "<none>"
+    return "%d/%d" % (sum(1 for g in gates if _cond(o, g) == "True"), len(gates))
+
+
 def _pod_restarts(o):
     return sum(int(s.get("restartCount", 0) or 0) for s in (o.get("status") or {}).get("containerStatuses") or []
                if isinstance(s, dict))
@@ -188,8 +195,7 @@ COLUMNS = {
             col("Node", lambda o: (o.get("spec") or {}).get("nodeName") or "<none>", priority=1),
             col("Nominated Node", lambda o: (o.get("status") or {}).get("nominatedNodeName") or "<none>",
                 priority=1),
-            col("Readiness Gates", lambda o: "%d/%d" % (0, len((o.get("spec") or {}).get("readinessGates") or []))
-                if (o.get("spec") or {}).get("readinessGates") else "<none>", priority=1)],
+            col("Readiness Gates", _pod_gates, priority=1)],
     "Node": [NAME_COL, col("Status", _node_status), col("Roles", _node_roles), AGE_COL,
              col("Version", lambda o: ((o.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")),
              col("Internal-IP", _node_ip, priority=1)],

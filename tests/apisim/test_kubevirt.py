@@ -101,6 +101,7 @@ class EvictionToMigration(unittest.TestCase):
         self.assertTrue(ms["endTimestamp"])
         old = self.sim.obj("/api/v1/namespaces/vms/pods/" + name)
         self.assertEqual(old["status"]["phase"], "Succeeded", "KubeVirt does not delete the source launcher")
+        self.assertEqual(old["metadata"]["annotations"][IN_PROGRESS], "true", "kubevirt.md §4.1: the source keeps it")
         new = self.sim.launcher("vms", "vm-a")
         self.assertEqual(new["spec"]["nodeName"], target)
         self.assertEqual(new["metadata"]["name"], ms["targetPod"])
@@ -115,6 +116,22 @@ class EvictionToMigration(unittest.TestCase):
         code, _, st = self.sim.evict("vms", name)
         self.assertEqual((code, st["status"]), (201, "Success"))
         self.assertEqual(self.sim.get("/api/v1/namespaces/vms/pods/" + name)[0], 404)
+
+    def test_usage_moves_with_the_vm(self):
+        pod = self.sim.launcher("vms", "vm-c")
+        self.sim.control("POST", "metrics", {"kind": "PodMetrics", "metadata": {"name": pod["metadata"]["name"],
+                                                                                "namespace": "vms"},
+                                             "containers": [{"name": "compute", "usage": {"cpu": "2500m",
+                                                                                          "memory": "1Gi"}}]})
+        self.sim.evict("vms", pod["metadata"]["name"])
+        self.sim.wait_for(lambda: phases(self.sim).get("Running"), what="migration")
+        self.advance(1000)
+        new = self.sim.launcher("vms", "vm-c")
+        pm = self.sim.obj("/apis/metrics.k8s.io/v1beta1/namespaces/vms/pods/" + new["metadata"]["name"])
+        self.assertEqual(pm["containers"][0]["usage"]["cpu"], "2500m")
+        node = self.sim.obj("/apis/metrics.k8s.io/v1beta1/nodes/" + new["spec"]["nodeName"])
+        self.assertGreaterEqual(int(node["usage"]["cpu"][:-1]), 2500)
+        self.assertTrue(new["status"]["podIP"])
 
     def test_eviction_from_another_client(self):
         pod = self.sim.launcher("vms", "vm-b")
