@@ -130,7 +130,23 @@ static bool has_duplicates(const str_list *l) {
   return false;
 }
 
+/* Whether msg is already one of the ", "-joined messages in errs. */
+static bool has_error(const strbuf *errs, const char *msg) {
+  const char *all = sb_str(errs);
+  size_t n = strlen(msg);
+  for (const char *p = all; (p = strstr(p, msg)) != NULL; p++) {
+    bool starts = p == all || (p - all >= 2 && p[-2] == ',' && p[-1] == ' ');
+    bool ends = p[n] == 0 || (p[n] == ',' && p[n + 1] == ' ');
+    if (starts && ends)
+      return true;
+  }
+  return false;
+}
+
+/* Upstream aggregates with utilerrors.NewAggregate, whose text lists a repeated message once. */
 static void add_error(strbuf *errs, int *count, const char *msg) {
+  if (*count && has_error(errs, msg))
+    return;
   if ((*count)++)
     sb_append(errs, ", ");
   sb_append(errs, msg);
