@@ -45,4 +45,17 @@ void kube_status_text(const kube_response *r, char *message, size_t mcap, char *
 /* The server URL the client talks to (for messages). Borrowed. */
 const char *kube_client_server(const kube_client *c);
 
+/* added after the first version of this header: */
+
+/* Whole-request timeout in seconds (default 60; the connect timeout is 30 s); 0 = none, for
+ * long requests such as watches. */
+void kube_client_set_timeout(kube_client *c, long seconds);
+/* Connections opened so far (1 while keep-alive works; for tests and diagnostics). */
+long kube_client_connections(const kube_client *c);
+
+/* A client is not thread-safe: it owns one libcurl handle; use one client per thread.
+ * Notes on client-go parity: qps < 0 selects the default 5 here (client-go would disable the
+ * limiter); transport errors are not retried (client-go retries a GET after a connection
+ * reset or EOF); everything else in the comment at the top holds. */
+
 #endif

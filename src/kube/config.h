@@ -33,10 +33,40 @@ typedef struct {
   char **exec_env;        /* "NAME=value" entries added to the plugin's environment, or NULL */
   char *exec_api_version; /* client.authentication.k8s.io/v1 or v1beta1 */
   char *source;           /* kubeconfig path, or "in-cluster config" (for messages) */
+  /* added after the first version of this header: */
+  bool exec_provide_cluster_info; /* exec.provideClusterInfo: cluster in KUBERNETES_EXEC_INFO */
+  char *proxy_url;                /* proxy-url, or NULL (then the usual *_proxy env vars apply) */
+  bool disable_compression;       /* disable-compression: no "Accept-Encoding: gzip" */
 } kube_config;
+
+/* Where the in-cluster config reads `token` and `ca.crt`; tests point it elsewhere. */
+#define KUBE_SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_SERVICEACCOUNT_DIR_ENV "DS_SERVICEACCOUNT_DIR"
 
 /* path NULL or "" selects the in-cluster config. On error returns -1 with a message naming
  * the file and the field (e.g. `kubeconfig /x: users[0].user.client-key: file not found`). */
+/*
+ * Kubeconfig: the file named by path only (like upstream's descheduler, $KUBECONFIG is not
+ * read); current-context picks the context, whose cluster and user are looked up by name (a
+ * context without a user means no credentials). Relative file paths (certificate-authority,
+ * client-certificate, client-key, tokenFile, an exec command containing a '/') are resolved
+ * against the kubeconfig's directory, as kubectl does. Referenced files are read once here to
+ * report a missing or malformed file early. Messages look like
+ *   kubeconfig /x: contexts[0].context.cluster: cluster "prod" not found in clusters
+ *   kubeconfig /x: users[1].user.client-key: open /y/key.pem: no such file or directory
+ *   kubeconfig /x: users[1].user.client-key-data: illegal base64 data at input byte 12
+ * and never contain a secret's value.
+ *
+ * In-cluster: $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT, the token and ca.crt
+ * from KUBE_SERVICEACCOUNT_DIR ($DS_SERVICEACCOUNT_DIR when set). Without the variables the
+ * message is client-go's `unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and
+ * KUBERNETES_SERVICE_PORT must be defined` (upstream's descheduler prints it wrapped as
+ * `unable to create config: unable to build in cluster config: <that>`); an unreadable token
+ * is `open <dir>/token: no such file or directory`; an unreadable ca.crt is only logged (as
+ * client-go does: `Expected to load root CA config from ...`) and the system roots are used.
+ *
+ * The returned config is heap memory owned by the caller: free it with kube_config_free,
+ * which also wipes the secrets. */
 int kube_config_load(const char *path, kube_config **out, dserr *err);
 void kube_config_free(kube_config *c);
 

@@ -1,0 +1,822 @@
+/* config.c - kubeconfig files and the in-cluster config; see config.h.
+ *
+ * A kubeconfig is small: it is parsed whole into a doc tree (libyaml; JSON is YAML too), the
+ * current context's cluster and user are found by name, and their fields are copied into a
+ * heap kube_config that outlives the tree. Only the entries the current context uses are
+ * decoded; the others are checked for a name and nothing more, so a stale entry for another
+ * cluster cannot break this one.
+ *
+ * Errors name the file and the field path as it appears in the file (`users[1].user.token`),
+ * never a secret's value: a mistyped token says "expected a string, got an integer", not the
+ * number. */
+#define _GNU_SOURCE /* explicit_bzero */
+#include "config.h"
+
+#include "../obs/log.h"
+#include "../util/arena.h"
+#include "../util/doc.h"
+#include "../util/strbuf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KUBE_FILE_MAX (16u << 20) /* no kubeconfig, key or CA bundle is this large */
+
+static const char *exec_api_versions[] = {"client.authentication.k8s.io/v1",
+                                          "client.authentication.k8s.io/v1beta1", NULL};
+
+/* ---------- small helpers ---------- */
+
+static char *xstrdup(const char *s) {
+  if (!s)
+    return NULL;
+  char *d = strdup(s);
+  if (!d)
+    abort();
+  return d;
+}
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    abort();
+  return p;
+}
+
+/* strerror as Go prints it: "no such file or directory". Thread-unsafe buffer is fine: the
+ * text is copied into the message right away. */
+static const char *go_strerror(int e) {
+  static __thread char buf[128];
+  snprintf(buf, sizeof buf, "%s", strerror(e));
+  buf[0] = (char)tolower((unsigned char)buf[0]);
+  return buf;
+}
+
+/* Reads a whole file into a NUL-terminated heap buffer (caller frees). On error fills err
+ * with Go's wording: `open /x: no such file or directory`. */
+static int read_whole_file(const char *path, char **out, size_t *len, dserr *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dserr_set(err, "open %s: %s", path, go_strerror(errno));
+  strbuf sb = {0};
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    sb_appendn(&sb, chunk, n);
+    if (sb.len > KUBE_FILE_MAX) {
+      fclose(f);
+      sb_free(&sb);
+      return dserr_set(err, "read %s: larger than %u bytes", path, KUBE_FILE_MAX);
+    }
+  }
+  int rerr = ferror(f) ? errno : 0;
+  fclose(f);
+  if (rerr) {
+    sb_free(&sb);
+    return dserr_set(err, "read %s: %s", path, go_strerror(rerr));
+  }
+  *len = sb.len;
+  *out = sb.buf ? sb_detach(&sb) : xstrdup("");
+  return 0;
+}
+
+/* Go's filepath.Clean for absolute paths: collapse "//", "." and "..". */
+static void path_clean(char *p) {
+  char *out = p, *in = p;
+  size_t base = 0; /* length of the kept prefix that ".." may not remove */
+  if (*in == '/') {
+    *out++ = '/';
+    in++;
+    base = 1;
+  }
+  while (*in) {
+    if (*in == '/') {
+      in++;
+      continue;
+    }
+    char *seg = in;
+    while (*in && *in != '/')
+      in++;
+    size_t n = (size_t)(in - seg);
+    if (n == 1 && seg[0] == '.')
+      continue;
+    if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+      if ((size_t)(out - p) > base) { /* drop the last segment */
+        out--;
+        while ((size_t)(out - p) > base && out[-1] != '/')
+          out--;
+        if ((size_t)(out - p) > base)
+          out--; /* its slash */
+        continue;
+      }
+      if (base == 1)
+        continue; /* "/.." is "/" */
+      /* a relative path keeps leading ".." (not expected here) */
+    }
+    if ((size_t)(out - p) > base)
+      *out++ = '/';
+    memmove(out, seg, n);
+    out += n;
+  }
+  if (out == p)
+    *out++ = '.';
+  *out = 0;
+}
+
+/* The absolute, cleaned directory of path (caller frees). */
+static char *abs_dir_of(const char *path) {
+  strbuf sb = {0};
+  if (path[0] != '/') {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+      snprintf(cwd, sizeof cwd, ".");
+    sb_printf(&sb, "%s/", cwd);
+  }
+  sb_append(&sb, path);
+  char *s = sb_detach(&sb);
+  path_clean(s);
+  char *slash = strrchr(s, '/');
+  if (slash == s)
+    s[1] = 0;
+  else if (slash)
+    *slash = 0;
+  return s;
+}
+
+/* filepath.Join(base, rel) for a relative rel, rel itself when absolute. Caller frees. */
+static char *resolve_path(const char *base, const char *rel) {
+  if (rel[0] == '/')
+    return xstrdup(rel);
+  strbuf sb = {0};
+  sb_printf(&sb, "%s/%s", base, rel);
+  char *s = sb_detach(&sb);
+  path_clean(s);
+  return s;
+}
+
+/* ---------- base64 (encoding/json's []byte: StdEncoding, padded, CR and LF ignored) ---------- */
+
+static int b64_value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+')
+    return 62;
+  if (c == '/')
+    return 63;
+  return -1;
+}
+
+/* Decodes text into a heap buffer (NUL-terminated, caller frees). On bad input returns -1
+ * and the offset of the offending byte in *bad (Go's "illegal base64 data at input byte N"). */
+static int b64_decode(const char *text, char **out, size_t *outlen, size_t *bad) {
+  size_t n = strlen(text);
+  unsigned char *buf = xmalloc(n / 4 * 3 + 4);
+  size_t o = 0;
+  int quad[4];
+  size_t q = 0, pad = 0, last_pos = 0, first_pad = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == '\r' || c == '\n')
+      continue;
+    last_pos = i;
+    if (pad) { /* after '=' only the rest of the padding may follow */
+      if (c != '=') {
+        free(buf);
+        *bad = first_pad;
+        return -1;
+      }
+      pad++;
+      q++;
+    } else if (c == '=') {
+      if (q < 2) {
+        free(buf);
+        *bad = i;
+        return -1;
+      }
+      pad = 1;
+      first_pad = i;
+      q++;
+    } else {
+      int v = b64_value(c);
+      if (v < 0) {
+        free(buf);
+        *bad = i;
+        return -1;
+      }
+      quad[q++] = v;
+    }
+    if (q == 4) {
+      size_t data = 4 - pad;
+      buf[o++] = (unsigned char)(quad[0] << 2 | quad[1] >> 4);
+      if (data > 2)
+        buf[o++] = (unsigned char)(quad[1] << 4 | quad[2] >> 2);
+      if (data > 3)
+        buf[o++] = (unsigned char)(quad[2] << 6 | quad[3]);
+      q = 0;
+      if (pad) {
+        /* the quantum with padding must be the last one */
+        for (size_t j = i + 1; j < n; j++)
+          if (text[j] != '\r' && text[j] != '\n') {
+            free(buf);
+            *bad = j;
+            return -1;
+          }
+        break;
+      }
+    }
+  }
+  if (q != 0) { /* an incomplete last quantum: Go reports where it starts, or the end when
+                   it has begun its padding */
+    free(buf);
+    *bad = pad ? n : last_pos + 1 - q;
+    return -1;
+  }
+  buf[o] = 0;
+  *out = (char *)buf;
+  *outlen = o;
+  return 0;
+}
+
+/* ---------- PEM sanity checks (the TLS library parses for real when it connects) ---------- */
+
+static bool pem_has_certificate(const char *data) {
+  return strstr(data, "-----BEGIN CERTIFICATE-----") != NULL;
+}
+
+static bool pem_has_private_key(const char *data) {
+  for (const char *p = strstr(data, "-----BEGIN "); p; p = strstr(p + 1, "-----BEGIN ")) {
+    const char *eol = strstr(p + 11, "-----");
+    if (!eol)
+      return false;
+    size_t n = (size_t)(eol - p);
+    const char *key = memmem(p, n, "PRIVATE KEY", 11);
+    if (key && key + 11 == eol)
+      return true;
+  }
+  return false;
+}
+
+/* ---------- the decoder state ---------- */
+
+typedef struct {
+  const char *file; /* the kubeconfig path as given */
+  char *base_dir;   /* absolute directory of the file */
+  dserr *err;
+} kc_ctx;
+
+/* Message with the file and field: `kubeconfig FILE: FIELD: text`. */
+static int kc_fail(kc_ctx *k, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int kc_fail(kc_ctx *k, const char *field, const char *fmt, ...) {
+  char text[DSERR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (field && *field)
+    return dserr_set(k->err, "kubeconfig %s: %s: %s", k->file, field, text);
+  return dserr_set(k->err, "kubeconfig %s: %s", k->file, text);
+}
+
+/* An optional string field: absent and null give NULL; "" counts as absent (Go's zero
+ * value). Any other type is an error. */
+/* "at.key" (or "key" at the top level) for messages. */
+static const char *kc_field(char *buf, size_t cap, const char *at, const char *key) {
+  if (at && *at)
+    snprintf(buf, cap, "%s.%s", at, key);
+  else
+    snprintf(buf, cap, "%s", key);
+  return buf;
+}
+
+static int kc_type_fail(kc_ctx *k, const char *at, const char *key, const char *want,
+                        const doc_node *v) {
+  char f[256];
+  return kc_fail(k, kc_field(f, sizeof f, at, key), "expected %s, got %s", want,
+                 doc_type_name(v->type));
+}
+
+static int kc_str(kc_ctx *k, const doc_node *map, const char *key, const char *at,
+                  const char **out) {
+  *out = NULL;
+  const doc_node *v = doc_get(map, key);
+  if (!v || v->type == DOC_NULL)
+    return 0;
+  if (v->type != DOC_STR)
+    return kc_type_fail(k, at, key, "a string", v);
+  *out = v->text[0] ? v->text : NULL;
+  return 0;
+}
+
+static int kc_bool(kc_ctx *k, const doc_node *map, const char *key, const char *at, bool *out) {
+  *out = false;
+  const doc_node *v = doc_get(map, key);
+  if (!v || v->type == DOC_NULL)
+    return 0;
+  if (v->type != DOC_BOOL)
+    return kc_type_fail(k, at, key, "a boolean", v);
+  *out = v->v.b != 0;
+  return 0;
+}
+
+/* A map-valued field (absent/null: NULL). */
+static int kc_map(kc_ctx *k, const doc_node *map, const char *key, const char *at,
+                  const doc_node **out) {
+  *out = NULL;
+  const doc_node *v = doc_get(map, key);
+  if (!v || v->type == DOC_NULL)
+    return 0;
+  if (v->type != DOC_MAP)
+    return kc_type_fail(k, at, key, "a map", v);
+  *out = v;
+  return 0;
+}
+
+/* Finds the entry called name in one of the top-level lists (clusters, contexts, users):
+ * every entry must be a map with a string name, names must be unique. *index is -1 when
+ * no entry has that name. inner is "cluster", "context" or "user". */
+static int kc_find(kc_ctx *k, const doc_node *root, const char *list, const char *inner,
+                   const char *name, int *index, const doc_node **body) {
+  *index = -1;
+  *body = NULL;
+  const doc_node *seq = doc_get(root, list);
+  if (!seq || seq->type == DOC_NULL)
+    return 0;
+  if (seq->type != DOC_SEQ)
+    return kc_type_fail(k, NULL, list, "a list", seq);
+  for (size_t i = 0; i < seq->n; i++) {
+    char at[64], f[96];
+    snprintf(at, sizeof at, "%s[%zu]", list, i);
+    const doc_node *item = seq->items[i];
+    if (item->type != DOC_MAP)
+      return kc_fail(k, at, "expected a map, got %s", doc_type_name(item->type));
+    const char *n;
+    if (kc_str(k, item, "name", at, &n) < 0)
+      return -1;
+    if (!n)
+      continue; /* nameless entries cannot be referred to */
+    for (size_t j = 0; j < i; j++) {
+      const char *prev = doc_str(doc_get(seq->items[j], "name"));
+      if (prev && strcmp(prev, n) == 0)
+        return kc_fail(k, kc_field(f, sizeof f, at, "name"), "duplicate name \"%s\" (also %s[%zu])",
+                       n, list, j);
+    }
+    if (name && strcmp(n, name) == 0) {
+      *index = (int)i;
+      if (kc_map(k, item, inner, at, body) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* Reads a file the kubeconfig refers to, resolved against its directory. *resolved and
+ * *data are heap (caller frees; data may be NULL when not wanted). */
+static int kc_read_ref(kc_ctx *k, const char *field, const char *rel, char **resolved,
+                       char **data) {
+  *resolved = resolve_path(k->base_dir, rel);
+  char *buf = NULL;
+  size_t len = 0;
+  dserr e;
+  if (read_whole_file(*resolved, &buf, &len, &e) < 0)
+    return kc_fail(k, field, "%s", e.msg);
+  if (data)
+    *data = buf;
+  else {
+    explicit_bzero(buf, len);
+    free(buf);
+  }
+  return 0;
+}
+
+/* A *-data field: base64 text decoded into heap bytes. */
+static int kc_data(kc_ctx *k, const char *field, const char *text, char **out, size_t *len) {
+  size_t bad = 0;
+  if (b64_decode(text, out, len, &bad) < 0)
+    return kc_fail(k, field, "illegal base64 data at input byte %zu", bad);
+  return 0;
+}
+
+/* ---------- cluster ---------- */
+
+static int kc_cluster(kc_ctx *k, const doc_node *c, int idx, kube_config *cfg) {
+  char at[64];
+  snprintf(at, sizeof at, "clusters[%d].cluster", idx);
+  char field[128];
+  const char *server, *ca, *ca_data, *sni, *proxy;
+  if (kc_str(k, c, "server", at, &server) < 0 ||
+      kc_str(k, c, "certificate-authority", at, &ca) < 0 ||
+      kc_str(k, c, "certificate-authority-data", at, &ca_data) < 0 ||
+      kc_str(k, c, "tls-server-name", at, &sni) < 0 || kc_str(k, c, "proxy-url", at, &proxy) < 0 ||
+      kc_bool(k, c, "insecure-skip-tls-verify", at, &cfg->insecure) < 0 ||
+      kc_bool(k, c, "disable-compression", at, &cfg->disable_compression) < 0)
+    return -1;
+  if (!server)
+    return kc_fail(k, kc_field(field, sizeof field, at, "server"),
+                   "not set (the cluster has no server defined)");
+  if (ca && ca_data)
+    return kc_fail(k, at,
+                   "certificate-authority and certificate-authority-data are both set; "
+                   "keep one");
+  if (cfg->insecure && (ca || ca_data))
+    return kc_fail(k, at,
+                   "insecure-skip-tls-verify is set together with a certificate authority: "
+                   "specifying a root certificates file with the insecure flag is not allowed");
+  if (ca_data) {
+    snprintf(field, sizeof field, "%s.certificate-authority-data", at);
+    if (kc_data(k, field, ca_data, &cfg->ca_data, &cfg->ca_data_len) < 0)
+      return -1;
+    if (!pem_has_certificate(cfg->ca_data))
+      return kc_fail(k, field, "no PEM certificate found in the decoded data");
+  }
+  if (ca) {
+    snprintf(field, sizeof field, "%s.certificate-authority", at);
+    char *data = NULL;
+    if (kc_read_ref(k, field, ca, &cfg->ca_file, &data) < 0)
+      return -1;
+    bool ok = pem_has_certificate(data);
+    free(data);
+    if (!ok)
+      return kc_fail(k, field, "%s: no PEM certificate found", cfg->ca_file);
+  }
+  /* client-go's DefaultServerURL: a server without a scheme gets https when TLS is configured */
+  const char *scheme = strstr(server, "://");
+  strbuf sb = {0};
+  if (!scheme)
+    sb_append(&sb, (ca || ca_data || cfg->insecure) ? "https://" : "http://");
+  else if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+    return kc_fail(k, kc_field(field, sizeof field, at, "server"),
+                   "unsupported scheme in \"%s\" (expected https:// or http://)", server);
+  sb_append(&sb, server);
+  while (sb.len > 0 && sb.buf[sb.len - 1] == '/')
+    sb.buf[--sb.len] = 0;
+  cfg->server = sb_detach(&sb);
+  cfg->tls_server_name = xstrdup(sni);
+  cfg->proxy_url = xstrdup(proxy);
+  return 0;
+}
+
+/* ---------- user ---------- */
+
+static int kc_exec(kc_ctx *k, const doc_node *ex, const char *at, kube_config *cfg) {
+  const char *cmd, *api, *mode;
+  if (kc_str(k, ex, "command", at, &cmd) < 0 || kc_str(k, ex, "apiVersion", at, &api) < 0 ||
+      kc_str(k, ex, "interactiveMode", at, &mode) < 0 ||
+      kc_bool(k, ex, "provideClusterInfo", at, &cfg->exec_provide_cluster_info) < 0)
+    return -1;
+  char field[160];
+  if (!cmd) {
+    snprintf(field, sizeof field, "%s.command", at);
+    return kc_fail(k, field, "not set (the exec credential plugin needs a command)");
+  }
+  snprintf(field, sizeof field, "%s.apiVersion", at);
+  if (!api)
+    return kc_fail(k, field, "not set (expected %s or %s)", exec_api_versions[0],
+                   exec_api_versions[1]);
+  bool known = false;
+  for (const char **v = exec_api_versions; *v; v++)
+    known |= strcmp(*v, api) == 0;
+  if (!known)
+    return kc_fail(k, field, "exec plugin: invalid apiVersion \"%s\" (expected %s or %s)", api,
+                   exec_api_versions[0], exec_api_versions[1]);
+  snprintf(field, sizeof field, "%s.interactiveMode", at);
+  if (!mode && strcmp(api, exec_api_versions[0]) == 0)
+    return kc_fail(k, field, "not set (required by %s; use Never or IfAvailable)", api);
+  if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0) {
+    if (strcmp(mode, "Always") == 0)
+      return kc_fail(k, field,
+                     "Always: exec plugin cannot support interactive mode: the descheduler "
+                     "never gives a plugin its standard input");
+    return kc_fail(k, field, "invalid value \"%s\" (expected Never, IfAvailable or Always)", mode);
+  }
+
+  const doc_node *args = doc_get(ex, "args"), *env = doc_get(ex, "env");
+  if (args && args->type != DOC_NULL && args->type != DOC_SEQ)
+    return kc_type_fail(k, at, "args", "a list", args);
+  if (env && env->type != DOC_NULL && env->type != DOC_SEQ)
+    return kc_type_fail(k, at, "env", "a list", env);
+  size_t nargs = args && args->type == DOC_SEQ ? args->n : 0;
+  size_t nenv = env && env->type == DOC_SEQ ? env->n : 0;
+
+  cfg->exec_argv = calloc(nargs + 2, sizeof(char *));
+  cfg->exec_env = calloc(nenv + 1, sizeof(char *));
+  if (!cfg->exec_argv || !cfg->exec_env)
+    abort();
+  /* kubectl resolves a command with a path separator against the kubeconfig's directory and
+   * looks a bare name up in $PATH */
+  cfg->exec_argv[0] = strchr(cmd, '/') ? resolve_path(k->base_dir, cmd) : xstrdup(cmd);
+  for (size_t i = 0; i < nargs; i++) {
+    const doc_node *a = args->items[i];
+    if (a->type != DOC_STR) {
+      char key[32];
+      snprintf(key, sizeof key, "args[%zu]", i);
+      return kc_type_fail(k, at, key, "a string", a);
+    }
+    cfg->exec_argv[i + 1] = xstrdup(a->text);
+  }
+  for (size_t i = 0; i < nenv; i++) {
+    char eat[192];
+    snprintf(eat, sizeof eat, "%s.env[%zu]", at, i);
+    const doc_node *e = env->items[i];
+    if (e->type != DOC_MAP)
+      return kc_fail(k, eat, "expected a map with name and value, got %s", doc_type_name(e->type));
+    const char *name, *value;
+    if (kc_str(k, e, "name", eat, &name) < 0 || kc_str(k, e, "value", eat, &value) < 0)
+      return -1;
+    if (!name || strchr(name, '='))
+      return kc_fail(k, kc_field(field, sizeof field, eat, "name"), "%s",
+                     name ? "must not contain '='" : "not set");
+    strbuf sb = {0};
+    sb_printf(&sb, "%s=%s", name, value ? value : "");
+    cfg->exec_env[i] = sb_detach(&sb);
+  }
+  cfg->exec_api_version = xstrdup(api);
+  return 0;
+}
+
+static int kc_user(kc_ctx *k, const doc_node *u, int idx, kube_config *cfg) {
+  char at[64];
+  snprintf(at, sizeof at, "users[%d].user", idx);
+  char field[160];
+  /* credentials this client cannot use: refuse them rather than connect as someone else */
+  static const char *unsupported[] = {"auth-provider", "username",  "password",      "as",
+                                      "as-uid",        "as-groups", "as-user-extra", NULL};
+  for (const char **f = unsupported; *f; f++) {
+    const doc_node *v = doc_get(u, *f);
+    if (v && v->type != DOC_NULL && !(v->type == DOC_STR && !v->text[0]) &&
+        !((v->type == DOC_SEQ || v->type == DOC_MAP) && v->n == 0))
+      return kc_fail(k, kc_field(field, sizeof field, at, *f),
+                     "not supported by this descheduler (use a token, a client certificate or "
+                     "an exec plugin)");
+  }
+  const char *token, *token_file, *cert, *cert_data, *key, *key_data;
+  const doc_node *ex;
+  if (kc_str(k, u, "token", at, &token) < 0 || kc_str(k, u, "tokenFile", at, &token_file) < 0 ||
+      kc_str(k, u, "client-certificate", at, &cert) < 0 ||
+      kc_str(k, u, "client-certificate-data", at, &cert_data) < 0 ||
+      kc_str(k, u, "client-key", at, &key) < 0 ||
+      kc_str(k, u, "client-key-data", at, &key_data) < 0 || kc_map(k, u, "exec", at, &ex) < 0)
+    return -1;
+  if (cert && cert_data)
+    return kc_fail(k, at, "client-certificate and client-certificate-data are both set; keep one");
+  if (key && key_data)
+    return kc_fail(k, at, "client-key and client-key-data are both set; keep one");
+  if ((cert || cert_data) && !(key || key_data))
+    return kc_fail(k, at, "a client certificate is set without client-key or client-key-data");
+  if ((key || key_data) && !(cert || cert_data))
+    return kc_fail(k, at,
+                   "a client key is set without client-certificate or client-certificate-data");
+
+  if (token) {
+    cfg->token = xstrdup(token);
+  }
+  if (token_file) {
+    snprintf(field, sizeof field, "%s.tokenFile", at);
+    if (kc_read_ref(k, field, token_file, &cfg->token_file, NULL) < 0)
+      return -1;
+  }
+  if (cert_data) {
+    snprintf(field, sizeof field, "%s.client-certificate-data", at);
+    if (kc_data(k, field, cert_data, &cfg->cert_data, &cfg->cert_data_len) < 0)
+      return -1;
+    if (!pem_has_certificate(cfg->cert_data))
+      return kc_fail(k, field, "no PEM certificate found in the decoded data");
+  }
+  if (key_data) {
+    snprintf(field, sizeof field, "%s.client-key-data", at);
+    if (kc_data(k, field, key_data, &cfg->key_data, &cfg->key_data_len) < 0)
+      return -1;
+    if (!pem_has_private_key(cfg->key_data))
+      return kc_fail(k, field, "no PEM private key found in the decoded data");
+  }
+  if (cert) {
+    snprintf(field, sizeof field, "%s.client-certificate", at);
+    char *data = NULL;
+    if (kc_read_ref(k, field, cert, &cfg->cert_file, &data) < 0)
+      return -1;
+    bool ok = pem_has_certificate(data);
+    free(data);
+    if (!ok)
+      return kc_fail(k, field, "%s: no PEM certificate found", cfg->cert_file);
+  }
+  if (key) {
+    snprintf(field, sizeof field, "%s.client-key", at);
+    char *data = NULL;
+    if (kc_read_ref(k, field, key, &cfg->key_file, &data) < 0)
+      return -1;
+    bool ok = pem_has_private_key(data);
+    explicit_bzero(data, strlen(data));
+    free(data);
+    if (!ok)
+      return kc_fail(k, field, "%s: no PEM private key found", cfg->key_file);
+  }
+  if (ex) {
+    snprintf(field, sizeof field, "%s.exec", at);
+    if (kc_exec(k, ex, field, cfg) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---------- kubeconfig ---------- */
+
+static int load_kubeconfig(const char *path, kube_config *cfg, dserr *err) {
+  kc_ctx k = {.file = path, .err = err};
+  char *text = NULL;
+  size_t len = 0;
+  dserr e;
+  if (read_whole_file(path, &text, &len, &e) < 0)
+    return dserr_set(err, "kubeconfig %s", e.msg + 5); /* "open X: .." or "read X: .." */
+  arena *a = arena_new(16 * 1024);
+  doc_node *root = NULL;
+  int rc = doc_parse_yaml(a, path, text, len, &root, &e);
+  explicit_bzero(text, len);
+  free(text);
+  if (rc < 0) {
+    dserr_set(err, "kubeconfig %s", e.msg);
+    arena_free(a);
+    return -1;
+  }
+  k.base_dir = abs_dir_of(path);
+  rc = -1;
+  const char *current = NULL;
+  const doc_node *ctx, *cluster, *user;
+  int ci, cli, ui;
+  if (root->type != DOC_MAP && root->type != DOC_NULL) {
+    kc_fail(&k, NULL, "expected a Config (a map), got %s", doc_type_name(root->type));
+    goto out;
+  }
+  if (kc_str(&k, root, "current-context", NULL, &current) < 0)
+    goto out;
+  if (!current) {
+    kc_fail(&k, "current-context", "not set");
+    goto out;
+  }
+  if (kc_find(&k, root, "contexts", "context", current, &ci, &ctx) < 0)
+    goto out;
+  if (ci < 0) {
+    kc_fail(&k, "current-context", "context \"%s\" not found in contexts", current);
+    goto out;
+  }
+  char at[64];
+  snprintf(at, sizeof at, "contexts[%d].context", ci);
+  const char *cluster_name, *user_name;
+  if (kc_str(&k, ctx, "cluster", at, &cluster_name) < 0 ||
+      kc_str(&k, ctx, "user", at, &user_name) < 0)
+    goto out;
+  if (!cluster_name) {
+    char f[96];
+    kc_fail(&k, kc_field(f, sizeof f, at, "cluster"), "not set");
+    goto out;
+  }
+  if (kc_find(&k, root, "clusters", "cluster", cluster_name, &cli, &cluster) < 0)
+    goto out;
+  if (cli < 0) {
+    char f[96];
+    snprintf(f, sizeof f, "%s.cluster", at);
+    kc_fail(&k, f, "cluster \"%s\" not found in clusters", cluster_name);
+    goto out;
+  }
+  if (kc_find(&k, root, "users", "user", user_name, &ui, &user) < 0)
+    goto out;
+  if (user_name && ui < 0) {
+    char f[96];
+    snprintf(f, sizeof f, "%s.user", at);
+    kc_fail(&k, f, "user \"%s\" not found in users", user_name);
+    goto out;
+  }
+  if (!cluster) {
+    char f[64];
+    snprintf(f, sizeof f, "clusters[%d].cluster", cli);
+    kc_fail(&k, f, "not set (the cluster has no server defined)");
+    goto out;
+  }
+  if (kc_cluster(&k, cluster, cli, cfg) < 0)
+    goto out;
+  if (user && kc_user(&k, user, ui, cfg) < 0)
+    goto out;
+  cfg->source = xstrdup(path);
+  rc = 0;
+out:
+  free(k.base_dir);
+  arena_free(a);
+  return rc;
+}
+
+/* ---------- in-cluster ---------- */
+
+static int load_in_cluster(kube_config *cfg, dserr *err) {
+  const char *host = getenv("KUBERNETES_SERVICE_HOST");
+  const char *port = getenv("KUBERNETES_SERVICE_PORT");
+  if (!host || !*host || !port || !*port)
+    return dserr_set(err, "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+                          "KUBERNETES_SERVICE_PORT must be defined");
+  const char *dir = getenv(KUBE_SERVICEACCOUNT_DIR_ENV);
+  if (!dir || !*dir)
+    dir = KUBE_SERVICEACCOUNT_DIR;
+  strbuf sb = {0};
+  sb_printf(&sb, "%s/token", dir);
+  char *token_path = sb_detach(&sb);
+  char *token = NULL;
+  size_t len = 0;
+  if (read_whole_file(token_path, &token, &len, err) < 0) {
+    free(token_path);
+    return -1;
+  }
+  /* client-go's file token source trims surrounding white space */
+  size_t b = 0, e = len;
+  while (b < e && isspace((unsigned char)token[b]))
+    b++;
+  while (e > b && isspace((unsigned char)token[e - 1]))
+    e--;
+  cfg->token = xmalloc(e - b + 1);
+  memcpy(cfg->token, token + b, e - b);
+  cfg->token[e - b] = 0;
+  explicit_bzero(token, len);
+  free(token);
+  cfg->token_file = token_path;
+
+  sb_printf(&sb, "%s/ca.crt", dir);
+  char *ca_path = sb_detach(&sb);
+  char *ca = NULL;
+  dserr cerr;
+  if (read_whole_file(ca_path, &ca, &len, &cerr) < 0) {
+    log_writef('E', 0, __FILE__, __LINE__,
+               "Expected to load root CA config from %s, but got err: %s", ca_path, cerr.msg);
+    free(ca_path);
+  } else if (!pem_has_certificate(ca)) {
+    log_writef('E', 0, __FILE__, __LINE__,
+               "Expected to load root CA config from %s, but got err: data does not contain any "
+               "valid RSA or ECDSA certificates",
+               ca_path);
+    free(ca_path);
+  } else {
+    cfg->ca_file = ca_path;
+  }
+  free(ca);
+
+  /* net.JoinHostPort: an IPv6 address gets brackets */
+  sb_printf(&sb, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+  cfg->server = sb_detach(&sb);
+  cfg->source = xstrdup("in-cluster config");
+  return 0;
+}
+
+int kube_config_load(const char *path, kube_config **out, dserr *err) {
+  *out = NULL;
+  kube_config *cfg = calloc(1, sizeof *cfg);
+  if (!cfg)
+    abort();
+  int rc = path && *path ? load_kubeconfig(path, cfg, err) : load_in_cluster(cfg, err);
+  if (rc < 0) {
+    kube_config_free(cfg);
+    return -1;
+  }
+  *out = cfg;
+  return 0;
+}
+
+static void free_secret(char *s, size_t len) {
+  if (!s)
+    return;
+  explicit_bzero(s, len ? len : strlen(s));
+  free(s);
+}
+
+static void free_strv(char **v) {
+  if (!v)
+    return;
+  for (char **p = v; *p; p++)
+    free_secret(*p, 0); /* exec env may carry secrets */
+  free(v);
+}
+
+void kube_config_free(kube_config *c) {
+  if (!c)
+    return;
+  free(c->server);
+  free(c->ca_file);
+  free(c->ca_data);
+  free(c->tls_server_name);
+  free_secret(c->token, 0);
+  free(c->token_file);
+  free(c->cert_file);
+  free(c->key_file);
+  free(c->cert_data);
+  free_secret(c->key_data, c->key_data_len);
+  free_strv(c->exec_argv);
+  free_strv(c->exec_env);
+  free(c->exec_api_version);
+  free(c->source);
+  free(c->proxy_url);
+  free(c);
+}
