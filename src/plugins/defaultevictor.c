@@ -280,8 +280,8 @@ static int de_prepare(void *vargs, const plugin_env *env, dserr *err) {
     LOGV(1, &ctx, "Warning: EvictFailedBarePods is set to True. This could cause eviction of pods without ownerReferences.");
   if (!(a->protections & PROT_SYSTEM_CRITICAL))
     LOGV(1, &ctx, "Warning: System critical pod protection is disabled. This could cause eviction of Kubernetes system pods.");
-  if (a->min_replicas == 1)
-    LOGV(4, &ctx, "DefaultEvictor minReplicas must be greater than 1 to check for min pods during eviction. This check will be ignored during eviction.");
+  if (a->min_replicas == 1) /* klog.V(4).Info upstream: unstructured, no keys */
+    LOGF(4, "DefaultEvictor minReplicas must be greater than 1 to check for min pods during eviction. This check will be ignored during eviction.");
   return 0;
 }
 
