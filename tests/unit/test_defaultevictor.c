@@ -688,8 +688,9 @@ static void test_min_replicas(void **state) {
   /* 1 is accepted and ignored */
   run(de_policy_sel("{minReplicas: 1}", true));
   assert_only("ns/a");
-  assert_logged("\"DefaultEvictor minReplicas must be greater than 1 to check for min pods during "
-                "eviction. This check will be ignored during eviction.\"");
+  /* upstream logs it with klog.V(4).Info: an unstructured line, the text raw */
+  assert_logged("] DefaultEvictor minReplicas must be greater than 1 to check for min pods during "
+                "eviction. This check will be ignored during eviction.\n");
 
   /* two owners: not supported, the check passes */
   add_pod_full("ns", "two-owners", "n1",
