@@ -235,6 +235,18 @@ class EvictionToMigration(unittest.TestCase):
         self.assertEqual(phases(self.sim), {"Failed": 1, "Succeeded": 1})
         self.assertNotEqual(self.vmi("vm-b")["status"]["nodeName"], "worker-1")
 
+    def test_failure_switch_by_vmi_annotation(self):
+        merge(self.sim, VMIS + "/vm-c", {"metadata": {"annotations": {"apisim.kubevirt.io/fail-migration": "true"}}})
+        pod = self.sim.launcher("vms", "vm-c")
+        self.sim.evict("vms", pod["metadata"]["name"])
+        self.sim.wait_for(lambda: phases(self.sim).get("Running") == 1, what="migration running")
+        self.advance(1000)
+        self.assertEqual(phases(self.sim), {"Failed": 1, "Pending": 1})
+        failed = [m for m in self.vmims() if m["status"]["phase"] == "Failed"][0]
+        target = failed["status"]["migrationState"]["targetPod"]
+        self.assertEqual(self.sim.obj("/api/v1/namespaces/vms/pods/" + target)["status"]["phase"], "Failed")
+        self.assertEqual(self.vmi("vm-c")["status"]["migrationState"]["failed"], True)
+
     def test_drain_taint_evacuates_migratable_vmis(self):
         merge(self.sim, "/api/v1/nodes/worker-2", {"spec": {"taints": [{"key": "kubevirt.io/drain",
                                                                           "effect": "NoSchedule"}]}})
