@@ -1,6 +1,6 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
- * With no subcommand the program is upstream's descheduler (live mode, not built yet).
+ * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
  * Subcommands: simulate, version; check, verify and `profile render` are planned. */
 #include "cli.h"
 
@@ -14,9 +14,10 @@ static void usage(FILE *out) {
           "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
           "                                 run one descheduling cycle on a saved cluster state\n"
           "  descheduler version            print the version\n"
-          "  descheduler [flags]            run against a cluster (not built yet)\n"
+          "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
           "  descheduler check | verify | profile render   (not built yet)\n\n"
-          "Run 'descheduler simulate --help' for the simulate flags.\n");
+          "Run 'descheduler --help' for the cluster flags, 'descheduler simulate --help' for the\n"
+          "simulate flags.\n");
 }
 
 static int not_built(const char *what) {
@@ -38,7 +39,7 @@ int main(int argc, char **argv) {
       return not_built(cmd);
     if (!strcmp(cmd, "profile"))
       return not_built("profile render");
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+    if (!strcmp(cmd, "help")) {
       usage(stdout);
       return 0;
     }
@@ -48,5 +49,5 @@ int main(int argc, char **argv) {
       return EXIT_CONFIG;
     }
   }
-  return not_built("live mode (running against a cluster)");
+  return cmd_run(argc, argv);
 }

@@ -527,9 +527,9 @@ static int select_nodes(cycle *cy, dserr *err) {
   return 0;
 }
 
-/* Runs one plugin and logs its deltas; errors are returned in *errs (aggregated later). */
+/* Runs one plugin and logs its deltas; an error is appended to *errs (aggregated later). */
 static void run_plugin(cycle *cy, const profile *pr, plugin_config *pc, const char *point,
-                       strbuf *errs) {
+                       strbuf *errs, int *nerrs) {
   log_field bound[2] = {LSTR("plugin", pc->name), LSTR("ExtensionPoint", point)};
   plugin_handle h = {cy, cy->m, pr, pc->name, point, cy->nodes, cy->nnodes,
                      {bound, 2}, cy->opt->now, arena_new(256 * 1024)};
@@ -538,7 +538,7 @@ static void run_plugin(cycle *cy, const profile *pr, plugin_config *pc, const ch
   dserr err;
   err.msg[0] = 0;
   if (pc->desc->run(&h, pc->args, &err) < 0) {
-    if (errs->len)
+    if ((*nerrs)++)
       sb_append(errs, ", ");
     sb_printf(errs, "plugin \"%s\" finished with error: %s", pc->name, err.msg);
   }
@@ -556,15 +556,13 @@ static void run_point(cycle *cy, bool balance) {
     const profile *pr = &cy->pol->profiles[i];
     const plugin_set *s = balance ? &pr->balance : &pr->deschedule;
     strbuf errs = {0};
+    int nerrs = 0;
     for (size_t k = 0; k < s->n; k++)
-      run_plugin(cy, pr, s->configs[k], balance ? "Balance" : "Deschedule", &errs);
-    if (errs.len) {
+      run_plugin(cy, pr, s->configs[k], balance ? "Balance" : "Deschedule", &errs, &nerrs);
+    if (nerrs) {
       /* one error prints as itself, several as [e1, e2] */
       strbuf agg = {0};
-      if (strstr(sb_str(&errs), ", plugin \""))
-        sb_printf(&agg, "[%s]", sb_str(&errs));
-      else
-        sb_append(&agg, sb_str(&errs));
+      sb_printf(&agg, nerrs > 1 ? "[%s]" : "%s", sb_str(&errs));
       LOGE(NULL, balance ? "running balance extension point failed with error"
                          : "running deschedule extension point failed with error",
            sb_str(&agg), LSTR("profile", pr->name));

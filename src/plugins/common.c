@@ -5,13 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Upstream's error aggregate lists each distinct message once. */
 void errlist_add(errlist *e, const char *fmt, ...) {
-  if (e->n++)
-    sb_append(&e->sb, ", ");
+  strbuf msg = {0};
   va_list ap;
   va_start(ap, fmt);
-  sb_vprintf(&e->sb, fmt, ap);
+  sb_vprintf(&msg, fmt, ap);
   va_end(ap);
+  for (size_t i = 0; i < e->nmsgs; i++)
+    if (strcmp(e->msgs[i], sb_str(&msg)) == 0) {
+      sb_free(&msg);
+      return;
+    }
+  e->msgs = realloc(e->msgs, (e->nmsgs + 1) * sizeof *e->msgs);
+  if (!e->msgs)
+    abort();
+  e->msgs[e->nmsgs++] = sb_detach(&msg);
+  if (e->n++)
+    sb_append(&e->sb, ", ");
+  sb_append(&e->sb, e->msgs[e->nmsgs - 1]);
 }
 
 int errlist_finish(errlist *e, dserr *err) {
@@ -21,7 +33,12 @@ int errlist_finish(errlist *e, dserr *err) {
   else if (e->n > 1)
     rc = dserr_set(err, "[%s]", sb_str(&e->sb));
   sb_free(&e->sb);
+  for (size_t i = 0; i < e->nmsgs; i++)
+    free(e->msgs[i]);
+  free(e->msgs);
+  e->msgs = NULL;
   e->n = 0;
+  e->nmsgs = 0;
   return rc;
 }
 

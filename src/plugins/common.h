@@ -7,10 +7,13 @@
 #include "../policy/args.h"
 #include "../util/strbuf.h"
 
-/* Validation errors collected in check order; one prints as itself, several as [e1, e2]. */
+/* Validation errors collected in check order; one prints as itself, several as [e1, e2];
+ * a message repeated is kept once. */
 typedef struct {
   strbuf sb;
   int n;
+  char **msgs;
+  size_t nmsgs;
 } errlist;
 
 void errlist_add(errlist *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,308 @@
+/* cluster.c - discovery, paged reads and live evictions; see cluster.h. */
+#include "cluster.h"
+
+#include "../decode/decode.h"
+#include "../obs/log.h"
+#include "../util/doc.h"
+#include "../util/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* ---------- helpers ---------- */
+
+static int get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                    dserr *err) {
+  kube_response r = {0};
+  if (kube_request(c, "GET", path, NULL, NULL, &r, err) < 0)
+    return -1;
+  *status = r.status;
+  int rc = 0;
+  if (r.status == 200) {
+    rc = doc_parse_json(a, path, r.body, r.len, root, err);
+  } else {
+    char msg[1024], reason[128];
+    kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
+    rc = dserr_set(err, "GET %s: HTTP %ld: %s", path, r.status, *msg ? msg : "(no message)");
+  }
+  kube_response_free(&r);
+  return rc;
+}
+
+static void url_escape(strbuf *sb, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        strchr("-._~", ch))
+      sb_appendc(sb, (char)ch);
+    else
+      sb_printf(sb, "%%%02X", ch);
+  }
+}
+
+/* ---------- discovery ---------- */
+
+int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
+  memset(d, 0, sizeof *d);
+  arena *a = arena_new(64 * 1024);
+  doc_node *root;
+  long status;
+  int rc = -1;
+  if (get_json(c, "/version", a, &root, &status, err) == 0) {
+    const char *maj = doc_str(doc_get(root, "major")), *min = doc_str(doc_get(root, "minor"));
+    const char *gv = doc_str(doc_get(root, "gitVersion"));
+    d->server_major = maj ? atoi(maj) : 0;
+    d->server_minor = min ? atoi(min) : 0; /* "33+" reads as 33 */
+    snprintf(d->git_version, sizeof d->git_version, "%s", gv ? gv : "");
+  } else {
+    goto out;
+  }
+  /* the preferred version of the policy group is the Eviction body's apiVersion */
+  if (get_json(c, "/apis", a, &root, &status, err) < 0)
+    goto out;
+  const doc_node *groups = doc_get(root, "groups");
+  for (size_t i = 0; groups && groups->type == DOC_SEQ && i < groups->n; i++) {
+    const char *name = doc_str(doc_get(groups->items[i], "name"));
+    const char *pref = doc_str(doc_path(groups->items[i], "preferredVersion", "groupVersion", NULL));
+    if (name && !strcmp(name, "policy") && pref)
+      snprintf(d->policy_group_version, sizeof d->policy_group_version, "%s", pref);
+    if (name && !strcmp(name, "kubevirt.io")) {
+      const doc_node *versions = doc_get(groups->items[i], "versions");
+      for (size_t k = 0; versions && versions->type == DOC_SEQ && k < versions->n; k++) {
+        const char *gv = doc_str(doc_get(versions->items[k], "groupVersion"));
+        if (gv && !strcmp(gv, "kubevirt.io/v1"))
+          d->kubevirt = true;
+      }
+    }
+  }
+  if (get_json(c, "/api/v1", a, &root, &status, err) < 0)
+    goto out;
+  const doc_node *res = doc_get(root, "resources");
+  for (size_t i = 0; res && res->type == DOC_SEQ && i < res->n; i++) {
+    const char *name = doc_str(doc_get(res->items[i], "name"));
+    const char *kind = doc_str(doc_get(res->items[i], "kind"));
+    if (name && kind && !strcmp(name, "pods/eviction") && !strcmp(kind, "Eviction"))
+      d->eviction_supported = true;
+  }
+  rc = 0;
+out:
+  arena_free(a);
+  return rc;
+}
+
+/* ---------- reading the cluster ---------- */
+
+static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+                    dserr *err) {
+  char *token = NULL;
+  size_t total = 0;
+  do {
+    strbuf url = {0};
+    sb_printf(&url, "%s?limit=%d", path, page);
+    if (token) {
+      sb_append(&url, "&continue=");
+      url_escape(&url, token);
+      free(token);
+      token = NULL;
+    }
+    kube_response r = {0};
+    int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
+    if (rc == 0 && r.status != 200) {
+      char msg[1024], reason[128];
+      kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
+      rc = dserr_set(err, "HTTP %ld: %s", r.status, *msg ? msg : "(no message)");
+    }
+    size_t count = 0;
+    if (rc == 0)
+      rc = decode_list_page(m, sb_str(&url), r.body, r.len, kind, &token, &count, err);
+    kube_response_free(&r);
+    sb_free(&url);
+    if (rc < 0) {
+      free(token);
+      return dserr_prefix(err, "failed to list %s", path);
+    }
+    total += count;
+  } while (token);
+  LOGV(4, NULL, "Listed objects", LSTR("kind", kind), LUINT("count", total));
+  return 0;
+}
+
+int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {
+  static const struct {
+    const char *path, *kind;
+    bool kubevirt;
+  } lists[] = {
+      {"/api/v1/nodes", "Node", false},
+      {"/api/v1/pods", "Pod", false},
+      {"/api/v1/namespaces", "Namespace", false},
+      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", false},
+      {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", false},
+      {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", false},
+      {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance", true},
+      {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration", true},
+      {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", true},
+  };
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+    if (lists[i].kubevirt && !kubevirt)
+      continue;
+    if (list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err) {
+  kube_client *c = ctx;
+  strbuf path = {0};
+  sb_append(&path, "/apis/scheduling.k8s.io/v1/priorityclasses/");
+  url_escape(&path, name);
+  arena *a = arena_new(8192);
+  doc_node *root;
+  long status;
+  int rc = get_json(c, sb_str(&path), a, &root, &status, err);
+  if (rc == 0) {
+    const doc_node *v = doc_get(root, "value");
+    if (!v || v->type != DOC_INT)
+      rc = dserr_set(err, "priorityclass %s has no integer value", name);
+    else
+      *value = (int32_t)v->v.i;
+  }
+  arena_free(a);
+  sb_free(&path);
+  return rc;
+}
+
+/* ---------- evictions and events ---------- */
+
+static void rfc3339_micro(char *buf, size_t cap) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  struct tm tm;
+  gmtime_r(&tv.tv_sec, &tm);
+  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
+}
+
+static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_request *req,
+                              char *msg, size_t cap) {
+  live_sink *s = (live_sink *)self;
+  if (self->dry_run) {
+    if (p->evicted) {
+      snprintf(msg, cap, "unable to delete pod %s/%s: pods \"%s\" not found", p->ns, p->name, p->name);
+      return SINK_ERROR;
+    }
+    return SINK_EVICTED;
+  }
+  if (s->stop && *s->stop) {
+    snprintf(msg, cap, "not sent: the descheduler is shutting down");
+    return SINK_ERROR;
+  }
+  strbuf body = {0}, path = {0}, annotation = {0};
+  sb_printf(&annotation, "triggered by %s/%s: %s", req->profile, req->strategy, req->reason);
+  sb_append(&body, "{\"apiVersion\":");
+  sb_append_json_str(&body, s->policy_group_version);
+  sb_append(&body, ",\"kind\":\"Eviction\",\"metadata\":{\"name\":");
+  sb_append_json_str(&body, p->name);
+  sb_append(&body, ",\"namespace\":");
+  sb_append_json_str(&body, p->ns);
+  sb_append(&body, ",\"annotations\":{\"reason\":");
+  sb_append_json_str(&body, sb_str(&annotation));
+  sb_append(&body, ",\"requested-by\":\"sigs.k8s.io/descheduler\"}},\"deleteOptions\":{");
+  if (req->has_grace_period)
+    sb_printf(&body, "\"gracePeriodSeconds\":%lld", (long long)req->grace_period_seconds);
+  sb_append(&body, "}}");
+  sb_append(&path, "/api/v1/namespaces/");
+  url_escape(&path, p->ns);
+  sb_append(&path, "/pods/");
+  url_escape(&path, p->name);
+  sb_append(&path, "/eviction");
+  kube_response r = {0};
+  dserr err;
+  sink_result res;
+  if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0) {
+    snprintf(msg, cap, "%s", err.msg);
+    res = SINK_ERROR;
+  } else if (r.status >= 200 && r.status < 300) {
+    res = SINK_EVICTED;
+  } else {
+    char reason[128];
+    kube_status_text(&r, msg, cap, reason, sizeof reason);
+    if (!*msg)
+      snprintf(msg, cap, "the server answered HTTP %ld", r.status);
+    res = r.status == 429 || !strcmp(reason, "TooManyRequests") ? SINK_TOO_MANY
+          : r.status == 404 || !strcmp(reason, "NotFound")      ? SINK_NOT_FOUND
+                                                                : SINK_ERROR;
+  }
+  kube_response_free(&r);
+  sb_free(&body);
+  sb_free(&path);
+  sb_free(&annotation);
+  return res;
+}
+
+static void live_event(eviction_sink *self, const pod *p, const char *type, const char *reason,
+                       const char *note) {
+  live_sink *s = (live_sink *)self;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char when[64];
+  rfc3339_micro(when, sizeof when);
+  strbuf body = {0}, path = {0}, name = {0};
+  sb_printf(&name, "%s.%llx", p->name,
+            (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
+  sb_append(&body, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+  sb_append_json_str(&body, sb_str(&name));
+  sb_append(&body, ",\"namespace\":");
+  sb_append_json_str(&body, p->ns);
+  sb_printf(&body, "},\"eventTime\":\"%s\",\"reportingController\":\"sigs.k8s.io.descheduler\","
+                   "\"reportingInstance\":",
+            when);
+  strbuf inst = {0};
+  sb_printf(&inst, "sigs.k8s.io.descheduler-%s", s->hostname);
+  sb_append_json_str(&body, sb_str(&inst));
+  sb_append(&body, ",\"action\":\"Descheduled\",\"reason\":");
+  sb_append_json_str(&body, reason);
+  sb_append(&body, ",\"note\":");
+  sb_append_json_str(&body, note);
+  sb_append(&body, ",\"type\":");
+  sb_append_json_str(&body, type);
+  sb_append(&body, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+  sb_append_json_str(&body, p->ns);
+  sb_append(&body, ",\"name\":");
+  sb_append_json_str(&body, p->name);
+  sb_append(&body, ",\"uid\":");
+  sb_append_json_str(&body, p->uid);
+  sb_append(&body, "}}");
+  sb_append(&path, "/apis/events.k8s.io/v1/namespaces/");
+  url_escape(&path, p->ns);
+  sb_append(&path, "/events");
+  kube_response r = {0};
+  dserr err;
+  char ref[512];
+  if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0)
+    LOGV(2, NULL, "Could not record an event", LSTR("pod", pod_ref(p, ref, sizeof ref)),
+         LSTR("err", err.msg));
+  else if (r.status >= 300)
+    LOGV(2, NULL, "Could not record an event", LSTR("pod", pod_ref(p, ref, sizeof ref)),
+         LINT("status", r.status));
+  kube_response_free(&r);
+  sb_free(&body);
+  sb_free(&path);
+  sb_free(&name);
+  sb_free(&inst);
+}
+
+void live_sink_init(live_sink *s, kube_client *c, const char *group_version, const char *hostname,
+                    bool dry_run, volatile sig_atomic_t *stop) {
+  memset(s, 0, sizeof *s);
+  s->base.evict = live_evict;
+  s->base.event = dry_run ? NULL : live_event;
+  s->base.dry_run = dry_run;
+  s->client = c;
+  s->policy_group_version = group_version;
+  s->hostname = hostname;
+  s->stop = stop;
+}

@@ -1,0 +1,47 @@
+/* cluster.h - what live mode reads from and writes to the API server.
+ *
+ * Discovery (the Eviction API's group version, KubeVirt's presence, the server version),
+ * paged LISTs of every kind the decisions need into the model (the same decode code as
+ * `simulate`), the live eviction sink (policy/v1 Eviction, upstream's annotations, events),
+ * and a PriorityClass lookup for the policy's priorityThreshold.name. */
+#ifndef DS_KUBE_CLUSTER_H
+#define DS_KUBE_CLUSTER_H
+
+#include "../framework/framework.h"
+#include "../model/model.h"
+#include "client.h"
+
+#include <signal.h>
+
+typedef struct {
+  char policy_group_version[64]; /* "policy/v1": the Eviction body's apiVersion */
+  bool eviction_supported;       /* core v1 lists pods/eviction of kind Eviction */
+  bool kubevirt;                 /* kubevirt.io/v1 is served */
+  int server_major, server_minor;
+  char git_version[64];
+} kube_discovery;
+
+int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
+
+/* Lists nodes, pods, namespaces, PDBs, priority classes, PVCs (and VMIs, VMIMs and the
+ * KubeVirt CR when kubevirt) into m with limit=`page` pages. Does not call model_finish.
+ * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
+int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
+
+/* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
+int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);
+
+typedef struct {
+  eviction_sink base;
+  kube_client *client;
+  const char *policy_group_version;
+  const char *hostname;
+  volatile sig_atomic_t *stop; /* set by SIGTERM/SIGINT: no new requests */
+} live_sink;
+
+/* A sink that POSTs evictions (dry_run false) or only records them (dry_run true, upstream's
+ * --dry-run: "Evicted pod in dry run mode", no API call, no events). */
+void live_sink_init(live_sink *s, kube_client *c, const char *group_version, const char *hostname,
+                    bool dry_run, volatile sig_atomic_t *stop);
+
+#endif
