@@ -310,6 +310,59 @@ class Crud(unittest.TestCase):
         self.assertIn("as=Table", headers["Content-Type"])
 
 
+class LessCommonPaths(unittest.TestCase):
+    def setUp(self):
+        self.sim = SimProcess()
+
+    def tearDown(self):
+        self.assertEqual(self.sim.stop(), 0)
+
+    def test_crd_created_at_run_time_is_served(self):
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "widgets.example.com"},
+               "spec": {"group": "example.com", "scope": "Namespaced",
+                        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                                  "shortNames": ["wd"]},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+        code, _, out = self.sim.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        self.assertEqual(code, 201)
+        self.assertEqual(out["status"]["conditions"][0]["type"], "Established")
+        self.assertIn("example.com", [g["name"] for g in self.sim.obj("/apis")["groups"]])
+        res = self.sim.obj("/apis/example.com/v1")["resources"]
+        self.assertEqual(res[0]["shortNames"], ["wd"])
+        w = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+        self.assertEqual(self.sim.request("POST", "/apis/example.com/v1/namespaces/shop/widgets", w)[0], 201)
+        self.assertIn("w1", self.sim.kubectl("get", "wd", "-n", "shop").stdout)
+        self.sim.request("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+        self.assertEqual(self.sim.get("/apis/example.com/v1/namespaces/shop/widgets")[0], 404)
+        bad = dict(crd, metadata={"name": "wrong.name"})
+        self.assertEqual(self.sim.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                          bad)[0], 422)
+
+    def test_apply_patch_creates_then_merges(self):
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "1"}}
+        code, _, out = self.sim.request("PATCH", "/api/v1/namespaces/shop/configmaps/ssa?fieldManager=t", body,
+                                        content_type="application/apply-patch+yaml")
+        self.assertEqual((code, out["data"]), (201, {"a": "1"}))
+        body["data"] = {"b": "2"}
+        code, _, out = self.sim.request("PATCH", "/api/v1/namespaces/shop/configmaps/ssa?fieldManager=t", body,
+                                        content_type="application/apply-patch+yaml")
+        self.assertEqual((code, out["data"]), (200, {"a": "1", "b": "2"}))
+
+    def test_legacy_watch_path_and_partial_metadata(self):
+        code, _, raw = self.sim.request("GET", "/api/v1/watch/namespaces/shop/pods?timeoutSeconds=1", raw=True)
+        events = [json.loads(line) for line in raw.splitlines()]
+        self.assertEqual((code, len(events), events[0]["type"]), (200, 5, "ADDED"))
+        meta = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+        code, _, lst = self.sim.get(PODS, headers={"Accept": meta})
+        self.assertEqual((lst["kind"], lst["items"][0]["kind"]), ("PartialObjectMetadataList", "PartialObjectMetadata"))
+        self.assertNotIn("spec", lst["items"][0])
+        code, _, one = self.sim.get("/api/v1/nodes/worker-1", headers={
+            "Accept": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"})
+        self.assertEqual((one["kind"], one["metadata"]["name"]), ("PartialObjectMetadata", "worker-1"))
+
+
 class SelectorsAndPaging(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
