@@ -543,11 +543,19 @@ class Handler(BaseHTTPRequestHandler):
                 if not self.authenticated():
                     raise ApiError(401, "Unauthorized", "Unauthorized")
                 return self.control(method, path, query, body)
-            route = Route(sim.registry, method, path, query) if path not in PUBLIC_PATHS else None
-            verb = route.verb if route else "get"
+            route, route_error = None, None
+            if path not in PUBLIC_PATHS:
+                try:
+                    route = Route(sim.registry, method, path, query)
+                except ApiError as e:
+                    route_error = e
+            verb = route.verb if route else ("get" if method in ("GET", "HEAD") else method.lower())
             sim.count(verb, path)
+            # authentication comes first, as in kube-apiserver: no 404s for anonymous callers
             if not self.authenticated() and path not in PUBLIC_PATHS:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
+            if route_error is not None:
+                raise route_error
             fault = sim.faults.match(method, verb, path)
             if fault is not None:
                 if fault.latency:

@@ -39,6 +39,8 @@ class Security(unittest.TestCase):
             self.assertEqual((code, st), (401, UNAUTHORIZED))
             self.assertEqual(sim.get("/api/v1/nodes", token="wrong", ssl_ctx=no_cert)[0], 401)
             self.assertEqual(sim.get("/_sim/health", token="", ssl_ctx=no_cert)[0], 401)
+            self.assertEqual(sim.get("/no/such/path", token="", ssl_ctx=no_cert)[0], 401)
+            self.assertEqual(sim.get("/no/such/path", ssl_ctx=no_cert)[0], 404)
             self.assertEqual(sim.get("/api/v1/nodes", ssl_ctx=no_cert)[0], 200)
             for public in ("/version", "/healthz", "/readyz", "/livez"):
                 self.assertEqual(sim.get(public, token="", ssl_ctx=no_cert)[0], 200, public)
