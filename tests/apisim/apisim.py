@@ -250,8 +250,10 @@ class Sim:
                         refresh_pdb_status(self.store, self.registry, dirty)
             except Exception:
                 log("controller error:\n" + traceback.format_exc())
-            # poll while migrations are in flight; otherwise sleep until a relevant write wakes us
-            self.kubevirt.wake.wait(0.05 if self.kubevirt.busy else 2.0)
+            # poll while migrations are in flight (often enough for --migration-seconds to be accurate
+            # to a tenth); otherwise sleep until a relevant write wakes us
+            busy_poll = max(0.05, min(1.0, self.args.migration_seconds / 10))
+            self.kubevirt.wake.wait(busy_poll if self.kubevirt.busy else 2.0)
             self.kubevirt.wake.clear()
 
     # -- accounting -----------------------------------------------------------

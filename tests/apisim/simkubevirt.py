@@ -38,6 +38,8 @@ EVICTION_SOURCE = "kubevirt.io/eviction-source"
 EVAC_ANNOTATION = "kubevirt.io/evacuationMigration"
 WEBHOOK = "virt-launcher-eviction-interceptor.kubevirt.io"
 FAIL_ANNOTATION = "apisim.kubevirt.io/fail-migration"
+_IN_PROGRESS_B = b'"descheduler.alpha.kubernetes.io/eviction-in-progress"'
+_EVICT_ONLY_B = b'"descheduler.alpha.kubernetes.io/request-evict-only"'
 FINAL_PHASES = ("Succeeded", "Failed")
 NOT_RUNNING_PHASES = ("", "Pending", "Succeeded", "Failed", "WaitingForSync", "Synchronizing")
 PRIORITY = {"system-critical": 100, "user-triggered": 50, "system-maintenance": 20}
@@ -130,6 +132,8 @@ class KubeVirtSim:
         self.metrics_hook = None      # fn(src_ns, src_name, dst_name): carry pod metrics to the target pod
         self.busy = False             # time-driven work pending: the driver must keep ticking
         self._config = None           # KubeVirt CR configuration, cached during one tick
+        self._vmi_cache = {}          # (ns, name) -> (rv, marked, nodeName, phase)
+        self._vmim_cache = {}         # (ns, name) -> (rv, phase, vmiName, creationTimestamp)
         store.listeners.append(self._on_write)
 
     # -- configuration -------------------------------------------------------
@@ -272,38 +276,74 @@ class KubeVirtSim:
               "source": {"component": component}, "reportingComponent": component, "reportingInstance": ""}
         self.store.put_raw(self.events, ev)
 
-    def _vmims_by_vmi(self):
-        out = {}
-        for e in self.store.entries(self.vmims):
-            o = e.obj()
-            out.setdefault((e.ns, (o.get("spec") or {}).get("vmiName", "")), []).append(o)
-        for lst in out.values():
-            lst.sort(key=lambda m: (m["metadata"].get("creationTimestamp", ""), int(m["metadata"]["resourceVersion"])))
-        return out
-
     # -- the controllers ---------------------------------------------------------
 
     def tick(self):
-        """One pass of every controller; returns True when it wrote something."""
+        """One pass of every controller; returns True when it wrote something.
+
+        Runs under the store lock, so it must stay cheap with thousands of VMIs: objects are
+        decoded only when a cached summary (keyed by resourceVersion) says they need work.
+        """
         with self.store.lock:
             self._config = None
             self._config = self.config()
             try:
                 now = CLOCK.now()
                 wrote = self._handle_deleted_launchers()
-                by_vmi = self._vmims_by_vmi()
-                vmis = [e.obj() for e in self.store.entries(self.vmis)]
+                index = self._vmim_index()
                 drained = self._drained_nodes()
-                for vmi in vmis:
+                for e in self.store.entries(self.vmis):
+                    if not self._vmi_needs_work(e, drained):
+                        continue
+                    vmi = e.obj()
                     wrote |= self._vmi_controller(vmi)
-                    wrote |= self._evacuation_controller(vmi, by_vmi, drained, now)
-                wrote |= self._migration_controller(now)
+                    if self._evacuation_controller(vmi, index, drained, now):
+                        wrote = True
+                        index = self._vmim_index()
+                wrote |= self._migration_controller(now, self._vmim_index() if wrote else index)
                 # unfinished migrations advance with time (durations, back-off, scheduling timeouts)
-                self.busy = any((e.obj().get("status") or {}).get("phase") not in FINAL_PHASES
-                                for e in self.store.entries(self.vmims))
+                self.busy = any(t[3] not in FINAL_PHASES for lst in self._vmim_index().values() for t in lst)
                 return wrote
             finally:
                 self._config = None
+
+    def _vmi_needs_work(self, e, drained):
+        """Cheap pre-check from cached VMI fields and the pods' stored bytes."""
+        key = (e.ns, e.name)
+        c = self._vmi_cache.get(key)
+        if c is None or c[0] != e.rv:
+            o = e.obj()
+            st = o.get("status") or {}
+            c = self._vmi_cache[key] = (e.rv, bool(st.get("evacuationNodeName")), st.get("nodeName"), st.get("phase"))
+        _, marked, node, phase = c
+        if phase in FINAL_PHASES:
+            return False
+        if marked or (node and node in drained):
+            return True
+        for p in self._vmi_pods(e.uid):
+            if (p.fields.get("spec.nodeName") == node and p.fields.get("status.phase") not in FINAL_PHASES and
+                    p.info.ready and (_IN_PROGRESS_B in p.raw or _EVICT_ONLY_B not in p.raw)):
+                return True
+        return False
+
+    def _vmim_index(self):
+        """(namespace, vmiName) -> [(creationTimestamp, rv, entry, phase)] sorted by age; cached per version."""
+        out, seen = {}, set()
+        for e in self.store.entries(self.vmims):
+            key = (e.ns, e.name)
+            seen.add(key)
+            c = self._vmim_cache.get(key)
+            if c is None or c[0] != e.rv:
+                o = e.obj()
+                c = self._vmim_cache[key] = (e.rv, (o.get("status") or {}).get("phase", ""),
+                                             (o.get("spec") or {}).get("vmiName", ""),
+                                             o["metadata"].get("creationTimestamp", ""))
+            out.setdefault((e.ns, c[2]), []).append((c[3], e.rv, e, c[1]))
+        for key in [k for k in self._vmim_cache if k not in seen]:
+            del self._vmim_cache[key]
+        for lst in out.values():
+            lst.sort(key=lambda t: (t[0], t[1]))
+        return out
 
     def _drained_nodes(self):
         key = self.config().get("migrations", {}).get("nodeDrainTaintKey", "kubevirt.io/drain")
@@ -377,7 +417,7 @@ class KubeVirtSim:
         end = parse_time(ms.get("endTimestamp"))
         return start is not None and start <= now and (end is None or end > now)
 
-    def _evacuation_controller(self, vmi, by_vmi, drained, now):
+    def _evacuation_controller(self, vmi, index, drained, now):
         """kubevirt.md §4.2: one kubevirt-evacuation-* VMIM per marked, migratable VMI."""
         md, st = vmi["metadata"], vmi.get("status") or {}
         node = st.get("nodeName")
@@ -397,7 +437,7 @@ class KubeVirtSim:
         if not on_eviction or not migratable:
             return False
         ns = md.get("namespace", "")
-        if any((m.get("status") or {}).get("phase") not in FINAL_PHASES for m in by_vmi.get((ns, md["name"]), [])):
+        if any(t[3] not in FINAL_PHASES for t in index.get((ns, md["name"]), [])):
             return False
         live = [e for e in self._vmi_pods(md["uid"]) if e.fields.get("status.phase") not in FINAL_PHASES]
         if len(live) > 1:
@@ -412,15 +452,15 @@ class KubeVirtSim:
                              "annotations": {EVAC_ANNOTATION: node}},
                 "spec": {"vmiName": md["name"], "priority": priority}}
         self.store.put_raw(self.vmims, vmim)
-        by_vmi.setdefault((ns, md["name"]), []).append(vmim)
         self._event(vmi, "Normal", "SuccessfulCreate", "Created Migration %s" % vmim["metadata"]["name"],
                     "disruptionbudget-controller")
         return True
 
-    def _migration_controller(self, now):
+    def _migration_controller(self, now, index):
         wrote = False
         per_cluster, per_node = self.limits()
-        vmims = [e.obj() for e in self.store.entries(self.vmims)]
+        vmims = [t[2].obj() for lst in index.values() for t in lst if t[3] not in FINAL_PHASES]
+        self._index = index
 
         def prio(m):
             return PRIORITY.get((m.get("spec") or {}).get("priority"), 0)
@@ -493,11 +533,10 @@ class KubeVirtSim:
         if EVAC_ANNOTATION not in (m["metadata"].get("annotations") or {}):
             return True
         me = (m["metadata"].get("namespace"), m["spec"].get("vmiName"))
-        prior = [o for o in vmims if o is not m and
-                 (o["metadata"].get("namespace"), (o.get("spec") or {}).get("vmiName")) == me and
-                 (o["metadata"].get("creationTimestamp", ""), int(o["metadata"]["resourceVersion"])) <=
-                 (m["metadata"].get("creationTimestamp", ""), int(m["metadata"]["resourceVersion"]))]
-        prior.sort(key=lambda o: (o["metadata"].get("creationTimestamp", ""), int(o["metadata"]["resourceVersion"])))
+        mine = (m["metadata"].get("creationTimestamp", ""), int(m["metadata"]["resourceVersion"]))
+        # evacuation VMIMs are created only after the previous one finished, so age order is creation order
+        prior = [t[2].obj() for t in self._index.get(me, []) if t[2].name != m["metadata"]["name"] and
+                 (t[0], t[1]) <= mine]
         failed = 0
         last_fail = None
         for o in reversed(prior):
@@ -724,8 +763,7 @@ class KubeVirtSim:
 
     def _gc_migrations(self, ns, vmi_name):
         """Keep the 5 newest finalized VMIMs of a VMI; older ones go, with the pod they leave behind."""
-        done = [o for o in self._vmims_by_vmi().get((ns, vmi_name), [])
-                if (o.get("status") or {}).get("phase") in FINAL_PHASES]
+        done = [t[2].obj() for t in self._vmim_index().get((ns, vmi_name), []) if t[3] in FINAL_PHASES]
         for o in done[:-5]:
             ms = (o.get("status") or {}).get("migrationState") or {}
             pod = ms.get("sourcePod") if o["status"]["phase"] == "Succeeded" else ms.get("targetPod")
