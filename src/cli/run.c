@@ -9,7 +9,8 @@
  *
  * Each cycle lists the cluster afresh into a new model (paged), brings the background
  * eviction cache up to date from it, and runs the same framework as `simulate`. A cycle whose
- * lists fail evicts nothing. */
+ * lists fail evicts nothing; a one-shot run then retries with backoff and exits 1 when the
+ * cluster stays unreadable (upstream retries forever). */
 #include "../framework/framework.h"
 #include "../kube/cluster.h"
 #include "../kube/config.h"
@@ -31,6 +32,9 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;
+
+/* a one-shot (CronJob) run whose cycle cannot read the cluster tries this often in all */
+#define CRONJOB_ATTEMPTS 4
 
 static void on_signal(int sig) {
   (void)sig;
@@ -338,6 +342,7 @@ int cmd_run(int argc, char **argv) {
     LOGV(0, NULL, "Successfully acquired lease", LSTR("lock", lock));
     LOGV(1, NULL, "Started leading");
   }
+  int failures = 0;
   for (;;) {
     double start = mono_seconds();
     int crc = run_cycle(&r);
@@ -351,9 +356,15 @@ int cmd_run(int argc, char **argv) {
         status = 0;
         break;
       }
-      /* upstream retries at once until a cycle succeeds; pause between attempts so a broken
-       * API server is not hammered */
-      if (!sleep_ns(1000000000LL)) {
+      /* upstream retries at once, forever, until a cycle succeeds; here a CronJob run retries
+       * with backoff (1 s, 2 s, 4 s) and then fails, so the Job shows the failure */
+      if (++failures >= CRONJOB_ATTEMPTS) {
+        LOGE(NULL, "Giving up: the cycle could not read the cluster", "cycle failed",
+             LINT("attempts", failures));
+        status = 1;
+        break;
+      }
+      if (!sleep_ns(1000000000LL << (failures - 1))) {
         status = 0;
         break;
       }
