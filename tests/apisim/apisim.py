@@ -176,14 +176,7 @@ class Sim:
         if res.generation:
             md.setdefault("generation", 1)
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
-        if res.kind == "CustomResourceDefinition":
-            try:
-                for r in simresources.resources_from_crd(obj):
-                    if self.registry.get(r.group, r.version, r.plural) is None:
-                        self.registry.add(r)
-            except ValueError as e:
-                log("snapshot: CRD %s: %s" % (md["name"], e))
-        self.store.put_raw(res, obj)
+        self.store.put_raw(res, obj)  # a CRD registers its resource in _on_write
         return 1
 
     def finish_load(self):
@@ -232,11 +225,22 @@ class Sim:
                 if hi > lo:
                     self.dirty_pdb_ns.add(entry.ns)
                     self.kubevirt.wake.set()
-        elif storage == "apiextensions.k8s.io/customresourcedefinitions" and typ == "DELETED":
-            spec = loads(entry.raw).get("spec") or {}
-            plural = (spec.get("names") or {}).get("plural")
-            if plural and spec.get("group") not in ("kubevirt.io", "hco.kubevirt.io"):
-                self.registry.remove_group_plural(spec.get("group"), plural)
+        elif storage == "apiextensions.k8s.io/customresourcedefinitions":
+            crd = loads(entry.raw)
+            spec = crd.get("spec") or {}
+            if spec.get("group") in ("kubevirt.io", "hco.kubevirt.io"):
+                return  # built-in rows (printer columns, subresources) stay as they are
+            if typ == "DELETED":
+                plural = (spec.get("names") or {}).get("plural")
+                if plural:
+                    self.registry.remove_group_plural(spec.get("group"), plural)
+                return
+            try:
+                for r in simresources.resources_from_crd(crd):
+                    if self.registry.get(r.group, r.version, r.plural) is None:
+                        self.registry.add(r)
+            except ValueError as e:
+                log("CRD %s not served: %s" % (crd["metadata"].get("name"), e))
 
     def controllers(self):
         while not self.stop.is_set():

@@ -5,8 +5,8 @@ the defaults and `spec.priority` from its PriorityClass (the Priority
 admission plugin, 403 for an unknown class), a status reset as the apiserver
 does, and, standing in for a kubelet, a pod created already bound to a node
 starts `Running` and Ready; resources with a status subresource drop a
-client-supplied status on create; a CRD registers its resource so discovery
-and the REST paths serve it at once; PDBs reject minAvailable together with
+client-supplied status on create; a CRD is validated (the simulator registers
+its resource once it is stored); PDBs reject minAvailable together with
 maxUnavailable.
 """
 
@@ -117,9 +117,7 @@ class Admission:
         if obj["metadata"]["name"] != expect:
             raise invalid(res, "CustomResourceDefinition", obj["metadata"]["name"], "metadata.name",
                           obj["metadata"]["name"], 'must be spec.names.plural+"."+spec.group')
-        for r in served:
-            if self.reg.get(r.group, r.version, r.plural) is None:  # keep the richer built-in rows
-                self.reg.add(r)
+        del served  # registration happens when the CRD is stored (apisim.Sim._on_write), not on dry runs
         if old is None:
             ts = rfc3339()
             obj["status"] = {"acceptedNames": spec["names"], "storedVersions": [r.version for r in served][:1],

@@ -325,6 +325,10 @@ class LessCommonPaths(unittest.TestCase):
                                   "shortNames": ["wd"]},
                         "versions": [{"name": "v1", "served": True, "storage": True,
                                       "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+        code, _, out = self.sim.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All",
+                                        crd)
+        self.assertEqual(code, 201)
+        self.assertNotIn("example.com", [g["name"] for g in self.sim.obj("/apis")["groups"]], "dry run")
         code, _, out = self.sim.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
         self.assertEqual(code, 201)
         self.assertEqual(out["status"]["conditions"][0]["type"], "Established")
