@@ -117,7 +117,7 @@ class Admission:
         if obj["metadata"]["name"] != expect:
             raise invalid(res, "CustomResourceDefinition", obj["metadata"]["name"], "metadata.name",
                           obj["metadata"]["name"], 'must be spec.names.plural+"."+spec.group')
-        del served  # registration happens when the CRD is stored (apisim.Sim._on_write), not on dry runs
+        # registration happens when the CRD is stored (apisim.Sim._on_write), so dry runs serve nothing
         if old is None:
             ts = rfc3339()
             obj["status"] = {"acceptedNames": spec["names"], "storedVersions": [r.version for r in served][:1],
