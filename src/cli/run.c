@@ -24,6 +24,7 @@
 #include "flags.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_leader_lost;
 
 /* a one-shot (CronJob) run whose cycle cannot read the cluster tries this often in all */
 #define CRONJOB_ATTEMPTS 4
@@ -123,6 +125,40 @@ static int run_cycle(runner *r) {
 out:
   model_free(m);
   return rc;
+}
+
+/* The leader renews its Lease every retry period in its own thread with its own client
+ * (client-go's elector runs beside the loop the same way), so a long cycle cannot let the
+ * lease lapse unnoticed. Failing to renew for the renew deadline stops the process. */
+typedef struct {
+  lease_elector *le;
+  int64_t retry_period, renew_deadline;
+  volatile sig_atomic_t quit;
+} renewer;
+
+static void *renew_loop(void *arg) {
+  renewer *rn = arg;
+  dserr err;
+  while (!rn->quit && !g_stop) {
+    int64_t slept = 0;
+    while (slept < rn->retry_period && !rn->quit && !g_stop) {
+      struct timespec ts = {0, 50000000L};
+      nanosleep(&ts, NULL);
+      slept += 50000000LL;
+    }
+    if (rn->quit || g_stop)
+      break;
+    int got = lease_try(rn->le, &err);
+    if (got < 0)
+      LOGE(NULL, "Failed to renew the leader lease", err.msg);
+    if (got != 1 && lease_monotonic_ns() - rn->le->last_renewed > rn->renew_deadline) {
+      LOGV(1, NULL, "Leader lost");
+      g_leader_lost = 1;
+      g_stop = 1;
+      break;
+    }
+  }
+  return NULL;
 }
 
 static void warn_unsupported(const run_opts *o, const flag_def *defs) {
@@ -282,6 +318,12 @@ int cmd_run(int argc, char **argv) {
   }
   int status = 1;
   kube_config *cfg = NULL;
+  bool elect = o.leader_elect && !o.dry_run;
+  lease_elector le;
+  kube_client *lease_client = NULL;
+  renewer rn = {&le, o.retry_period, o.renew_deadline, 0};
+  pthread_t renew_thread;
+  bool renewing = false;
   const char *kc = o.kubeconfig2 && *o.kubeconfig2 ? o.kubeconfig2 : o.kubeconfig;
   if (kube_config_load(kc, &cfg, &err) < 0) {
     fprintf(stderr, "descheduler: %s\n", err.msg);
@@ -316,15 +358,19 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.leader_elect && o.dry_run)
     LOGV(1, NULL, "Warning: DryRun is set to True. You need to disable it to use Leader Election.");
-  bool elect = o.leader_elect && !o.dry_run;
-  lease_elector le;
   if (elect) {
+    lease_client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
+    if (!lease_client) {
+      fprintf(stderr, "descheduler: %s\n", err.msg);
+      goto out;
+    }
     if (!*o.lease_name || !*o.lease_ns) {
       fprintf(stderr, "descheduler: %s\n", !*o.lease_name ? "name may not be empty" : "namespace may not be empty");
       status = EXIT_CONFIG;
       goto out;
     }
-    lease_init(&le, r.client, o.lease_ns, o.lease_name, o.lease_duration, o.renew_deadline, o.retry_period);
+    lease_init(&le, lease_client, o.lease_ns, o.lease_name, o.lease_duration, o.renew_deadline,
+               o.retry_period);
     char lock[600];
     snprintf(lock, sizeof lock, "%s/%s", o.lease_ns, o.lease_name);
     LOGV(0, NULL, "Attempting to acquire leader lease...", LSTR("lock", lock));
@@ -341,6 +387,11 @@ int cmd_run(int argc, char **argv) {
     }
     LOGV(0, NULL, "Successfully acquired lease", LSTR("lock", lock));
     LOGV(1, NULL, "Started leading");
+    if (pthread_create(&renew_thread, NULL, renew_loop, &rn) != 0) {
+      LOGE(NULL, "failed to run descheduler server", "cannot start the lease renewal thread");
+      goto out;
+    }
+    renewing = true;
   }
   int failures = 0;
   for (;;) {
@@ -371,34 +422,21 @@ int cmd_run(int argc, char **argv) {
       continue;
     }
     int64_t wait = o.interval_ns - (int64_t)((mono_seconds() - start) * 1e9);
-    bool lost = false;
-    while (wait > 0 && !g_stop) {
-      int64_t step = elect && o.retry_period < wait ? o.retry_period : wait;
-      sleep_ns(step);
-      wait -= step;
-      if (elect && !g_stop) {
-        int got = lease_try(&le, &err);
-        if (got < 0)
-          LOGE(NULL, "Failed to renew the leader lease", err.msg);
-        if (got != 1 && lease_monotonic_ns() - le.last_renewed > o.renew_deadline) {
-          lost = true;
-          break;
-        }
-      }
-    }
-    if (lost) {
-      LOGV(1, NULL, "Leader lost");
-      status = 0;
-      break;
-    }
+    if (wait > 0)
+      sleep_ns(wait);
     if (g_stop) {
       status = 0;
       break;
     }
   }
-  if (elect)
-    lease_release(&le);
 out:
+  if (renewing) {
+    rn.quit = 1;
+    pthread_join(renew_thread, NULL);
+  }
+  if (elect && lease_client && !g_leader_lost)
+    lease_release(&le);
+  kube_client_free(lease_client);
   bg_clear(&r.bg);
   policy_free(r.pol);
   kube_client_free(r.client);

@@ -55,6 +55,20 @@ expect_status 0
 kc get lease descheduler -n kube-system -o jsonpath='{.spec.holderIdentity}' >"$TMP/holder.txt"
 checks=$((checks + 1)); [ ! -s "$TMP/holder.txt" ] || fail "the lease was not released: $(cat "$TMP/holder.txt")"
 
+# a leader that finds the lease taken by someone else cannot renew; after the renew
+# deadline it logs "Leader lost" and exits 0, as upstream does
+start_replica c
+c=$replica
+wait_for "$TMP/c.err" '"Started leading"' 10 || fail "replica c did not lead"
+kc patch lease descheduler -n kube-system --type merge \
+  -p "{\"spec\":{\"holderIdentity\":\"intruder\",\"renewTime\":\"$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)\"}}" >/dev/null ||
+  fail "patch lease"
+wait_for "$TMP/c.err" '"Leader lost"' 10 || fail "replica c did not notice the lost lease"
+wait "$c"
+status=$?
+expect_status 0
+expect_file "$TMP/c.err" 'New leader elected: intruder'
+
 # --leader-elect needs an interval
 run --kubeconfig "$SIM_KC" --policy-config-file "$EXAMPLE/policy.yaml" --leader-elect --secure-port 0
 expect_status 2
