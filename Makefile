@@ -28,7 +28,7 @@ test:
 bench: build
 	@bench/run.sh
 
-demo-live:
+demo-live: build
 	@scripts/deps.sh test
 	@tests/apisim/demo-live.sh $(EXAMPLE)/cluster.json
 

@@ -40,4 +40,11 @@ expect_status 0
 expect_err '"Error evicting pod" err="error when evicting pod (ignoring) \"virt-launcher-vm-alpha-4f551\": admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: Eviction triggered evacuation of VMI \"vms/vm-alpha\""'
 expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
 expect_out 'Totals: evicted=0 requests=0'
+# The same snapshot as YAML (`kubectl get ... -o yaml`) gives the same plan.
+python3 "$ROOT/tests/cli/json2yaml.py" "$EXAMPLE/cluster.json" >"$TMP/cluster.yaml"
+run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$TMP/cluster.yaml" \
+  --feature-gates EvictionsInBackground=true -o json
+expect_status 0
+expect_out '"evictions":[{"pod":"vms/virt-launcher-vm-alpha-4f551","node":"worker-a","profile":"vm-rebalance","plugin":"LowNodeUtilization","background":true}]'
+expect_out '"totals":{"evicted":0,"requests":1}'
 echo "t0001: $checks checks"
