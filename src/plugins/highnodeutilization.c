@@ -90,18 +90,6 @@ static bool hnu_is_underutilized(const hnu_args *a, const nu_resources *r, const
   return true;
 }
 
-typedef struct {
-  nu_node *n;
-  int64_t key;
-  size_t pos;
-} hnu_keyed;
-
-static int hnu_cmp_keyed_asc(const void *a, const void *b) {
-  const hnu_keyed *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key < y->key ? -1 : 1;
-  return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
 
 static void hnu_log_classified(plugin_handle *h, const nu_resources *r, nu_node *nn,
                                const char *category) {
@@ -152,32 +140,14 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   hnu_log_criteria(h, &a->thresholds);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
 
-  if (nunder == 0) {
-    LOGV(1, &h->log,
-         "No node is underutilized, nothing to do here, you might tune your thresholds further");
+  if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
     return 0;
-  }
-  if ((int64_t)nunder <= a->number_of_nodes) {
-    LOGV(1, &h->log,
-         "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
-         LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", a->number_of_nodes));
-    return 0;
-  }
-  if (nunder == n) {
-    LOGV(1, &h->log, "All nodes are underutilized, nothing to do here");
-    return 0;
-  }
   if (ntargets == 0) {
     LOGV(1, &h->log, "No node is available to schedule the pods, nothing to do here");
     return 0;
   }
-  /* sources: ascending by summed usage (emptiest first); ties keep name order */
-  hnu_keyed *k = ARENA_NEWN(h->scratch, hnu_keyed, nunder);
-  for (size_t i = 0; i < nunder; i++)
-    k[i] = (hnu_keyed){under[i], nu_usage_sum(&r, under[i]), i};
-  qsort(k, nunder, sizeof *k, hnu_cmp_keyed_asc);
-  for (size_t i = 0; i < nunder; i++)
-    under[i] = k[i].n;
+  /* sources: the emptiest first */
+  nu_sort_by_usage(h, &r, under, nunder, false);
   /* no per-node limit: HighNodeUtilization has no evictionLimits */
   nu_plan plan = {.res = &r,
                   .sources = under,

@@ -142,19 +142,6 @@ static bool lnu_continue(const nu_resources *r, const nu_node *src, const int64_
   return true;
 }
 
-typedef struct {
-  nu_node *n;
-  int64_t key;
-  size_t pos;
-} keyed;
-
-static int cmp_keyed_desc(const void *a, const void *b) {
-  const keyed *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key > y->key ? -1 : 1;
-  return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Threshold pairs as pct_maps over R_thr: static, or deviation from the average. */
 static void thresholds_for(plugin_handle *h, const lnu_args *a, const nu_resources *r,
                            const nu_node *nodes, size_t n, pct_map *low, pct_map *high) {
@@ -265,30 +252,14 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   log_criteria(h, "Criteria for a node above target utilization", &high);
   LOGV(1, &h->log, "Number of overutilized nodes", LUINT("totalNumber", nover));
 
-  if (nunder == 0) {
-    LOGV(1, &h->log, "No node is underutilized, nothing to do here, you might tune your thresholds further");
+  if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
     return 0;
-  }
-  if ((int64_t)nunder <= a->number_of_nodes) {
-    LOGV(1, &h->log, "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
-         LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", a->number_of_nodes));
-    return 0;
-  }
-  if (nunder == n) {
-    LOGV(1, &h->log, "All nodes are underutilized, nothing to do here");
-    return 0;
-  }
   if (nover == 0) {
     LOGV(1, &h->log, "All nodes are under target utilization, nothing to do here");
     return 0;
   }
-  /* sources: descending by summed usage; ties keep name order */
-  keyed *k = ARENA_NEWN(h->scratch, keyed, nover);
-  for (size_t i = 0; i < nover; i++)
-    k[i] = (keyed){over[i], nu_usage_sum(&r, over[i]), i};
-  qsort(k, nover, sizeof *k, cmp_keyed_desc);
-  for (size_t i = 0; i < nover; i++)
-    over[i] = k[i].n;
+  /* sources: the most used first */
+  nu_sort_by_usage(h, &r, over, nover, true);
   nu_plan plan = {&r, over, nover, under, nunder, lnu_continue, a->limits.node,
                   &a->evictable_namespaces, lnu_pod_filter, NULL};
   return nu_evict(h, &plan, err);

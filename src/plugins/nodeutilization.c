@@ -100,6 +100,55 @@ int64_t nu_usage_sum(const nu_resources *r, const nu_node *nn) {
   return s;
 }
 
+typedef struct {
+  nu_node *n;
+  int64_t key;
+  size_t pos;
+} keyed_node;
+
+static int cmp_keyed_asc(const void *a, const void *b) {
+  const keyed_node *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_keyed_desc(const void *a, const void *b) {
+  const keyed_node *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, size_t n,
+                      bool descending) {
+  keyed_node *k = ARENA_NEWN(h->scratch, keyed_node, n ? n : 1);
+  for (size_t i = 0; i < n; i++)
+    k[i] = (keyed_node){nodes[i], nu_usage_sum(r, nodes[i]), i};
+  qsort(k, n, sizeof *k, descending ? cmp_keyed_desc : cmp_keyed_asc);
+  for (size_t i = 0; i < n; i++)
+    nodes[i] = k[i].n;
+}
+
+bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes) {
+  if (nunder == 0) {
+    LOGV(1, &h->log,
+         "No node is underutilized, nothing to do here, you might tune your thresholds further");
+    return true;
+  }
+  if ((int64_t)nunder <= number_of_nodes) {
+    LOGV(1, &h->log,
+         "Number of nodes underutilized is less or equal than NumberOfNodes, nothing to do here",
+         LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", number_of_nodes));
+    return true;
+  }
+  if (nunder == h->nnodes) {
+    LOGV(1, &h->log, "All nodes are underutilized, nothing to do here");
+    return true;
+  }
+  return false;
+}
+
 /* ---------- log renderings ---------- */
 
 static int cmp_str(const void *a, const void *b) {

@@ -77,5 +77,13 @@ int nu_validate_thresholds(const pct_map *m, dserr *err);
 
 /* Σ of a node's usage over its resources (cpu milli, others units): the drain order key. */
 int64_t nu_usage_sum(const nu_resources *r, const nu_node *nn);
+/* Orders nodes by nu_usage_sum (descending for LowNodeUtilization, ascending for High);
+ * equal sums keep their order (name order). */
+void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, size_t n,
+                      bool descending);
+/* The early exits both plugins share (plugins.md §2.8): no underutilized node, no more than
+ * numberOfNodes of them, or all cycle nodes underutilized. Logs the reason and returns true
+ * when the plugin should stop. */
+bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes);
 
 #endif
