@@ -35,26 +35,12 @@ int decode_snapshot_file(model *m, const char *path, dserr *err) {
   return 0;
 }
 
-typedef struct {
-  const char *buf;
-  size_t len, pos;
-} mem_src;
-
-static long mem_read(void *src, char *buf, size_t cap) {
-  mem_src *m = src;
-  size_t n = m->len - m->pos < cap ? m->len - m->pos : cap;
-  memcpy(buf, m->buf + m->pos, n);
-  m->pos += n;
-  return (long)n;
-}
-
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
                      const char *kind_hint, char **next_token, size_t *count, dserr *err) {
   stream_ctx s = {m, kind_hint, 0};
-  mem_src src = {body, len, 0};
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
-  int rc = doc_stream_list(DOC_FMT_JSON, name, mem_read, &src, on_item, &s, hdr, &header, err);
+  int rc = doc_stream_memory(DOC_FMT_JSON, name, body, len, on_item, &s, hdr, &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     *next_token = cont && *cont ? strdup(cont) : NULL;

@@ -72,3 +72,19 @@ void log_eviction_failed(plugin_handle *h, const pod *p) {
   LOGE(&h->log, "eviction failed", "the eviction request did not succeed",
        LSTR("pod", pod_ref(p, ref, sizeof ref)));
 }
+
+bool evict_in_order(plugin_handle *h, pod **pods, size_t n, bool skip_on_node_limit) {
+  for (size_t i = 0; i < n; i++) {
+    evict_status st = fw_evict(h, pods[i], "");
+    if (st == EVICT_LIMIT_TOTAL)
+      return true;
+    if (st == EVICT_LIMIT_NODE) {
+      if (skip_on_node_limit)
+        continue;
+      return false;
+    }
+    if (st != EVICT_OK)
+      log_eviction_failed(h, pods[i]);
+  }
+  return false;
+}

@@ -203,13 +203,7 @@ static int plt_run(plugin_handle *h, const void *vargs, dserr *err) {
         pod_vec_push(h->scratch, &all, pods[k]);
   }
   pods_stable_sort(all.items, all.n, cmp_oldest_first);
-  for (size_t i = 0; i < all.n; i++) {
-    evict_status st = fw_evict(h, all.items[i], "");
-    if (st == EVICT_LIMIT_TOTAL)
-      break;
-    if (st != EVICT_OK && st != EVICT_LIMIT_NODE)
-      log_eviction_failed(h, all.items[i]);
-  }
+  evict_in_order(h, all.items, all.n, true);
   return 0;
 }
 

@@ -142,15 +142,8 @@ static int rfp_run(plugin_handle *h, const void *vargs, dserr *err) {
     for (size_t k = 0; k < count; k++)
       if (rfp_pod_filter(h, a, pods[k]))
         pod_vec_push(h->scratch, &listed, pods[k]);
-    for (size_t k = 0; k < listed.n; k++) {
-      evict_status st = fw_evict(h, listed.items[k], "");
-      if (st == EVICT_LIMIT_TOTAL)
-        return 0;
-      if (st == EVICT_LIMIT_NODE)
-        break;
-      if (st != EVICT_OK)
-        log_eviction_failed(h, listed.items[k]);
-    }
+    if (evict_in_order(h, listed.items, listed.n, false))
+      return 0;
   }
   return 0;
 }

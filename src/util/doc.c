@@ -559,13 +559,12 @@ static int run_parser(doc_format fmt, builder *b, const char *name, doc_read_fn 
   return rc;
 }
 
-static int parse_whole(doc_format fmt, arena *a, const char *name, const char *buf, size_t len,
-                       doc_node **root, dserr *err) {
+static int parse_with(doc_format fmt, arena *a, const char *name, doc_read_fn read, void *src,
+                      doc_node **root, dserr *err) {
   builder b = {0};
   b.hdr = a;
   b.err = err;
-  mem_src m = {buf, len, 0};
-  int rc = run_parser(fmt, &b, name, mem_read, &m);
+  int rc = run_parser(fmt, &b, name, read, src);
   if (rc == 0 && b.depth != 0)
     rc = dserr_set(err, "%s: the document ends before it is complete", name);
   if (rc == 0) {
@@ -581,33 +580,22 @@ static int parse_whole(doc_format fmt, arena *a, const char *name, const char *b
 
 int doc_parse_yaml(arena *a, const char *name, const char *buf, size_t len, doc_node **root,
                    dserr *err) {
-  return parse_whole(DOC_FMT_YAML, a, name, buf, len, root, err);
+  mem_src m = {buf, len, 0};
+  return parse_with(DOC_FMT_YAML, a, name, mem_read, &m, root, err);
 }
 
 int doc_parse_json(arena *a, const char *name, const char *buf, size_t len, doc_node **root,
                    dserr *err) {
-  return parse_whole(DOC_FMT_JSON, a, name, buf, len, root, err);
+  mem_src m = {buf, len, 0};
+  return parse_with(DOC_FMT_JSON, a, name, mem_read, &m, root, err);
 }
 
 int doc_parse_yaml_file(arena *a, const char *path, doc_node **root, dserr *err) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return dserr_set(err, "%s: cannot open: %s", path, strerror(errno));
-  builder b = {0};
-  b.hdr = a;
-  b.err = err;
-  int rc = run_parser(DOC_FMT_YAML, &b, path, file_read, f);
+  int rc = parse_with(DOC_FMT_YAML, a, path, file_read, f, root, err);
   fclose(f);
-  if (rc == 0 && b.depth != 0)
-    rc = dserr_set(err, "%s: the document ends before it is complete", path);
-  if (rc == 0) {
-    if (!b.root) {
-      b.root = ARENA_NEW(a, doc_node);
-      b.root->type = DOC_NULL;
-    }
-    *root = b.root;
-  }
-  builder_free(&b);
   return rc;
 }
 
@@ -639,6 +627,12 @@ int doc_stream_list(doc_format fmt, const char *name, doc_read_fn read, void *sr
   arena_free(b.item);
   arena_free(own_hdr);
   return rc;
+}
+
+int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t len,
+                      doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header, dserr *err) {
+  mem_src m = {buf, len, 0};
+  return doc_stream_list(fmt, name, mem_read, &m, cb, ctx, hdr_arena, header, err);
 }
 
 int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,

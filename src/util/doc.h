@@ -64,6 +64,9 @@ typedef enum { DOC_FMT_JSON, DOC_FMT_YAML } doc_format;
 
 int doc_stream_list(doc_format fmt, const char *name, doc_read_fn read, void *src, doc_item_cb cb,
                     void *ctx, arena *hdr_arena, doc_node **header, dserr *err);
+/* Convenience: stream a document held in memory. */
+int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t len,
+                      doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header, dserr *err);
 /* Convenience: stream a file; the format is guessed from its first non-blank byte
  * ('{' or '[' = JSON, anything else = YAML). */
 int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,
