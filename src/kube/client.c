@@ -25,6 +25,8 @@
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 
+#include "../util/xalloc.h"
+
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -89,15 +91,6 @@ struct kube_client {
 };
 
 /* ---------- helpers ---------- */
-
-static char *xstrdup(const char *s) {
-  if (!s)
-    return NULL;
-  char *d = strdup(s);
-  if (!d)
-    abort();
-  return d;
-}
 
 static void wipe_free(char *s) {
   if (s) {

@@ -5,6 +5,7 @@
 #include "../obs/log.h"
 #include "../util/doc.h"
 #include "../util/strbuf.h"
+#include "../util/timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,15 +178,6 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
 
 /* ---------- evictions and events ---------- */
 
-static void rfc3339_micro(char *buf, size_t cap) {
-  struct timeval tv;
-  gettimeofday(&tv, NULL);
-  struct tm tm;
-  gmtime_r(&tv.tv_sec, &tm);
-  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
-}
-
 static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                               char *msg, size_t cap) {
   live_sink *s = (live_sink *)self;
@@ -249,7 +241,7 @@ static void live_event(eviction_sink *self, const pod *p, const char *type, cons
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   char when[64];
-  rfc3339_micro(when, sizeof when);
+  time_format_micro_now(when, sizeof when);
   strbuf body = {0}, path = {0}, name = {0};
   sb_printf(&name, "%s.%llx", p->name,
             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);

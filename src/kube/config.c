@@ -17,6 +17,8 @@
 #include "../util/doc.h"
 #include "../util/strbuf.h"
 
+#include "../util/xalloc.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -31,22 +33,6 @@ static const char *exec_api_versions[] = {"client.authentication.k8s.io/v1",
                                           "client.authentication.k8s.io/v1beta1", NULL};
 
 /* ---------- small helpers ---------- */
-
-static char *xstrdup(const char *s) {
-  if (!s)
-    return NULL;
-  char *d = strdup(s);
-  if (!d)
-    abort();
-  return d;
-}
-
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p)
-    abort();
-  return p;
-}
 
 /* strerror as Go prints it: "no such file or directory". Thread-unsafe buffer is fine: the
  * text is copied into the message right away. */

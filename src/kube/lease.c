@@ -4,6 +4,7 @@
 #include "../obs/log.h"
 #include "../util/doc.h"
 #include "../util/strbuf.h"
+#include "../util/timeutil.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,15 +17,6 @@ int64_t lease_monotonic_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void micro_time(char *buf, size_t cap) {
-  struct timeval tv;
-  gettimeofday(&tv, NULL);
-  struct tm tm;
-  gmtime_r(&tv.tv_sec, &tm);
-  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
 }
 
 static void random_uuid(char *buf, size_t cap) {
@@ -70,7 +62,7 @@ static void lease_path(const lease_elector *le, strbuf *sb, bool item) {
 static void lease_body(const lease_elector *le, strbuf *sb, const char *rv, const char *holder,
                        int64_t duration, const char *acquire, long transitions) {
   char now[64];
-  micro_time(now, sizeof now);
+  time_format_micro_now(now, sizeof now);
   sb_append(sb, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":");
   sb_append_json_str(sb, le->name);
   sb_append(sb, ",\"namespace\":");

@@ -1,6 +1,8 @@
 /* arena.c - bump allocator; see arena.h. Blocks form a singly linked list, newest first. */
 #include "arena.h"
 
+#include "xalloc.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,26 +19,6 @@ struct arena {
   struct block *head;
   size_t block_size, total;
 };
-
-static void *xmalloc(size_t n) {
-  void *p = malloc(n);
-  if (!p) {
-    fprintf(stderr, "out of memory (%zu bytes)\n", n);
-    abort();
-  }
-  return p;
-}
-
-/* Fresh blocks come zeroed (large ones straight from the kernel), so only memory that was
- * handed out before a reset needs clearing again. */
-static void *xcalloc(size_t n) {
-  void *p = calloc(1, n);
-  if (!p) {
-    fprintf(stderr, "out of memory (%zu bytes)\n", n);
-    abort();
-  }
-  return p;
-}
 
 arena *arena_new(size_t block_size) {
   arena *a = xmalloc(sizeof *a);
@@ -81,7 +63,9 @@ void *arena_alloc(arena *a, size_t size) {
   struct block *b = a->head;
   if (!b || b->size - b->used < size) {
     size_t want = size > a->block_size ? size : a->block_size;
-    b = xcalloc(sizeof *b + want);
+    /* fresh blocks come zeroed (large ones straight from the kernel), so only memory
+     * handed out before a reset needs clearing again */
+    b = xcalloc(1, sizeof *b + want);
     b->size = want;
     b->used = 0;
     b->dirty = 0;

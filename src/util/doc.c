@@ -7,6 +7,8 @@
  * handed to the callback one at a time and then forgotten. */
 #include "doc.h"
 
+#include "xalloc.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -44,13 +46,6 @@ typedef struct {
   } *anchors;
   size_t nanchors, capanchors;
 } builder;
-
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n);
-  if (!q)
-    abort();
-  return q;
-}
 
 /* The arena for a node that sits at stack depth d (the root is 1): list items and all
  * below them go to the scratch arena, but only while the items list is open: what follows

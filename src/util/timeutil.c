@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 
 /* days from 1970-01-01 to y-m-d (proleptic Gregorian), Howard Hinnant's algorithm */
 static int64_t days_from_civil(int64_t y, int m, int d) {
@@ -88,6 +90,15 @@ void time_format_rfc3339(strbuf *sb, int64_t sec) {
   y += m <= 2;
   sb_printf(sb, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", (long long)y, (long long)m,
             (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
+}
+
+void time_format_micro_now(char *buf, size_t cap) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  struct tm tm;
+  gmtime_r(&tv.tv_sec, &tm);
+  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
 }
 
 int duration_parse(const char *text, int64_t *nanos, dserr *err) {

@@ -9,12 +9,15 @@
 #include "err.h"
 #include "strbuf.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Parses RFC 3339 with optional fraction and a Z or +hh:mm offset. */
 int time_parse_rfc3339(const char *text, int64_t *sec, int32_t *nsec, dserr *err);
 /* Formats UTC seconds as "2006-01-02T15:04:05Z". */
 void time_format_rfc3339(strbuf *sb, int64_t sec);
+/* The current time as Kubernetes' MicroTime: "2006-01-02T15:04:05.000000Z". */
+void time_format_micro_now(char *buf, size_t cap);
 /* Parses a Go duration ("1h2m3.5s", "300ms", "0") into nanoseconds. */
 int duration_parse(const char *text, int64_t *nanos, dserr *err);
 /* Formats nanoseconds as Go's Duration.String() ("5m0s", "1h0m0s", "1.5s", "0s"). */

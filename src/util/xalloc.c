@@ -1,0 +1,24 @@
+/* xalloc.c - see xalloc.h. */
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *check(void *p, size_t n) {
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return p;
+}
+
+void *xmalloc(size_t n) { return check(malloc(n ? n : 1), n); }
+
+void *xcalloc(size_t count, size_t size) {
+  return check(calloc(count ? count : 1, size ? size : 1), count * size);
+}
+
+void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1), n); }
+
+char *xstrdup(const char *s) { return s ? check(strdup(s), strlen(s) + 1) : NULL; }
