@@ -261,6 +261,11 @@ static int read_top(loader *l, const doc_node *root) {
       if (!is_null(v) && v->type != DOC_STR)
         return type_error(l, key, "a label selector string", v);
       p->node_selector = is_null(v) ? NULL : v->text;
+      label_selector *sel;
+      if (p->node_selector && selector_parse(p->mem, p->node_selector, &sel, l->err) < 0) {
+        dserr_prefix(l->err, "nodeSelector");
+        return fail_decode(l); /* upstream: fatal at startup */
+      }
     } else if (!strcmp(key, "maxNoOfPodsToEvictPerNode")) {
       rc = read_uint(l, v, key, &p->max_per_node);
     } else if (!strcmp(key, "maxNoOfPodsToEvictPerNamespace")) {

@@ -20,6 +20,7 @@ bad_policy v1alpha1.yaml "no kind \"DeschedulerPolicy\" is registered for versio
 bad_policy unknown-arg.yaml "strict decoding error: unknown field \"thresold\""
 bad_policy bad-type.yaml "profiles[0].pluginConfig[0].args.thresholds.cpu: expected a number (a percentage), got \"high\""
 bad_policy broken.yaml "invalid YAML at line"
+bad_policy bad-node-selector.yaml "nodeSelector: invalid label selector \"kubevirt.io/schedulable in (true\": expected ',' or ')' in a value list"
 
 # a truncated snapshot names the file and the byte where it ends
 head -c 4000 "$snap" >"$TMP/truncated.json"
