@@ -1,96 +1,29 @@
 /* test_interpodantiaffinity.c - RemovePodsViolatingInterPodAntiAffinity: who goes first, the
  * asymmetry of terms, topology domains, namespaces, limits and validation (plugins.md §8). */
+#include "support/fixtures.h"
 #include "support/support.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* ---- inputs ---- */
 
-static char policy_buf[4096];
-
 static const char *ipa_policy(const char *args, const char *top) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "%s"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "  - name: RemovePodsViolatingInterPodAntiAffinity\n"
-           "    args: %s\n"
-           "  plugins:\n"
-           "    deschedule:\n"
-           "      enabled: [RemovePodsViolatingInterPodAntiAffinity]\n",
-           top ? top : "", args);
-  return policy_buf;
+  return plugin_policy(.plugin = "RemovePodsViolatingInterPodAntiAffinity", .args = args,
+                       .top = top);
 }
 
-static char cluster_buf[1 << 16];
-static size_t cluster_len;
-static int cluster_items;
-
-static const char *cluster_sep(void) {
-  return cluster_items++ ? "," : "";
-}
-
-static void cluster_begin(void) {
-  cluster_items = 0;
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-}
-
-static void add_node(const char *name, const char *labels) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
-      "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-      cluster_sep(), name, labels ? labels : "{}");
-}
-
-/* A running pod; owned by a ReplicaSet unless bare. spec, status: extra members. */
-static void add_pod_status(const char *ns, const char *name, const char *node, const char *labels,
-                           bool bare, const char *spec, const char *status) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s-%s\","
-      "\"labels\":%s%s},"
-      "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]%s%s},"
-      "\"status\":{\"phase\":\"Running\"%s%s}}",
-      cluster_sep(), name, ns, ns, name, labels ? labels : "{}",
-      bare ? "" : ",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs\"}]",
-      node, spec ? "," : "", spec ? spec : "", status ? "," : "", status ? status : "");
-}
-
-static void add_pod_full(const char *ns, const char *name, const char *node, const char *labels,
-                         bool bare, const char *spec) {
-  add_pod_status(ns, name, node, labels, bare, spec, NULL);
-}
-
-static void add_pod(const char *name, const char *node, const char *labels, const char *spec) {
-  add_pod_full("ns", name, node, labels, false, spec);
-}
-
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
-}
-
-#define DB "{\"app\":\"db\"}"
-#define WEB "{\"app\":\"web\"}"
+#define DB "app=db"
+#define WEB "app=web"
 /* required anti-affinity against app=<app> in topology `key`, namespaces `nss` (JSON list) */
 #define AVOID(app, key, nss)                                                                       \
   "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"       \
   "\"labelSelector\":{\"matchLabels\":{\"app\":\"" app "\"}},\"topologyKey\":\"" key               \
   "\",\"namespaces\":" nss "}]}}"
 #define AVOID_DB_ON_HOST AVOID("db", "kubernetes.io/hostname", "[]")
-#define HOST(n) "{\"kubernetes.io/hostname\":\"" n "\",\"zone\":\"" n "\"}"
+#define HOST(n) "kubernetes.io/hostname=" n ",zone=" n
 
 static sim_run run(const char *args, const char *top, int v) {
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, ipa_policy(args, top), cluster_end(), false, NULL, v), 0);
-  return r;
+  return sim_run_ok(ipa_policy(args, top), cluster_end(), v);
 }
 
 /* ---- ordering ---- */
@@ -100,13 +33,12 @@ static sim_run run(const char *args, const char *top, int v) {
 static void test_lower_priority_member_goes_first(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod("high", "a", DB, "\"priority\":100," AVOID_DB_ON_HOST);
-  add_pod("low", "a", DB, "\"priority\":10," AVOID_DB_ON_HOST);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("high", "a", .labels = DB, .priority = "100", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("low", "a", .labels = DB, .priority = "10", .spec = AVOID_DB_ON_HOST);
   sim_run r = run("{}", NULL, 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/low"));
+  assert_evictions(&r, "ns/low");
   sim_run_free(&r);
 }
 
@@ -114,17 +46,15 @@ static void test_lower_priority_member_goes_first(void **state) {
 static void test_ties_follow_qos_then_name(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod_status("ns", "a-burstable", "a", DB, false, AVOID_DB_ON_HOST,
-                 "\"qosClass\":\"Burstable\"");
-  add_pod("b-besteffort", "a", DB, AVOID_DB_ON_HOST);
-  add_pod("c-besteffort", "a", DB, AVOID_DB_ON_HOST);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("a-burstable", "a", .labels = DB, .spec = AVOID_DB_ON_HOST,
+              .status = "\"qosClass\":\"Burstable\"");
+  cluster_pod("b-besteffort", "a", .labels = DB, .spec = AVOID_DB_ON_HOST);
+  cluster_pod("c-besteffort", "a", .labels = DB, .spec = AVOID_DB_ON_HOST);
   sim_run r = run("{}", NULL, 0);
   /* b goes first, then c still conflicts with a-burstable and goes; a-burstable is left alone */
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/b-besteffort"));
-  assert_true(sim_evicted(&r, "ns/c-besteffort"));
+  assert_evictions(&r, "ns/b-besteffort", "ns/c-besteffort");
   sim_run_free(&r);
 }
 
@@ -133,13 +63,13 @@ static void test_ties_follow_qos_then_name(void **state) {
 static void test_asymmetric_terms(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod("picky", "a", NULL, "\"priority\":1000," AVOID("web", "kubernetes.io/hostname", "[]"));
-  add_pod("web", "a", WEB, "\"priority\":1");
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("picky", "a", .priority = "1000",
+              .spec = AVOID("web", "kubernetes.io/hostname", "[]"));
+  cluster_pod("web", "a", .labels = WEB, .priority = "1");
   sim_run r = run("{}", NULL, 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/picky"));
+  assert_evictions(&r, "ns/picky");
   sim_run_free(&r);
 }
 
@@ -148,16 +78,15 @@ static void test_asymmetric_terms(void **state) {
 static void test_non_evictable_pods_still_conflict(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod("critical", "a", DB, "\"priority\":2000000000," AVOID_DB_ON_HOST);
-  add_pod("critical-2", "a", DB, "\"priority\":2000000000," AVOID_DB_ON_HOST);
-  add_pod_full("ns", "bare", "b", DB, true, NULL);
-  add_pod("near-bare", "b", NULL, AVOID_DB_ON_HOST);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("critical", "a", .labels = DB, .priority = "2000000000", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("critical-2", "a", .labels = DB, .priority = "2000000000", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("bare", "b", .labels = DB, .owner = "");
+  cluster_pod("near-bare", "b", .spec = AVOID_DB_ON_HOST);
   sim_run r = run("{}", NULL, 0);
   /* both critical pods are protected; the bare db pod on b still repels near-bare */
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/near-bare"));
+  assert_evictions(&r, "ns/near-bare");
   sim_run_free(&r);
 }
 
@@ -167,40 +96,37 @@ static void test_topology_domains(void **state) {
   (void)state;
   /* same zone on different nodes conflicts */
   cluster_begin();
-  add_node("a", "{\"zone\":\"z1\"}");
-  add_node("b", "{\"zone\":\"z1\"}");
-  add_node("c", "{\"zone\":\"z2\"}");
-  add_pod("x", "a", NULL, AVOID("db", "zone", "[]"));
-  add_pod("db", "b", DB, NULL);
+  cluster_node("a", .labels = "zone=z1");
+  cluster_node("b", .labels = "zone=z1");
+  cluster_node("c", .labels = "zone=z2");
+  cluster_pod("x", "a", .spec = AVOID("db", "zone", "[]"));
+  cluster_pod("db", "b", .labels = DB);
   sim_run r = run("{}", NULL, 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/x"));
+  assert_evictions(&r, "ns/x");
   sim_run_free(&r);
 
   /* other zone: no conflict */
   cluster_begin();
-  add_node("a", "{\"zone\":\"z1\"}");
-  add_node("b", "{\"zone\":\"z1\"}");
-  add_node("c", "{\"zone\":\"z2\"}");
-  add_pod("x", "a", NULL, AVOID("db", "zone", "[]"));
-  add_pod("db", "c", DB, NULL);
+  cluster_node("a", .labels = "zone=z1");
+  cluster_node("b", .labels = "zone=z1");
+  cluster_node("c", .labels = "zone=z2");
+  cluster_pod("x", "a", .spec = AVOID("db", "zone", "[]"));
+  cluster_pod("db", "c", .labels = DB);
   r = run("{}", NULL, 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 
   /* a topology key no node carries: only the same node conflicts */
   cluster_begin();
-  add_node("a", NULL);
-  add_node("b", NULL);
-  add_pod("x", "a", NULL, AVOID("db", "rack", "[]"));
-  add_pod("y", "a", NULL, AVOID("db", "rack", "[]"));
-  add_pod("db-a", "a", DB, NULL);
-  add_pod("db-b", "b", DB, NULL);
-  add_pod("z", "b", NULL, AVOID("web", "rack", "[]"));
+  cluster_node("a");
+  cluster_node("b");
+  cluster_pod("x", "a", .spec = AVOID("db", "rack", "[]"));
+  cluster_pod("y", "a", .spec = AVOID("db", "rack", "[]"));
+  cluster_pod("db-a", "a", .labels = DB);
+  cluster_pod("db-b", "b", .labels = DB);
+  cluster_pod("z", "b", .spec = AVOID("web", "rack", "[]"));
   r = run("{}", NULL, 0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/x"));
-  assert_true(sim_evicted(&r, "ns/y"));
+  assert_evictions(&r, "ns/x", "ns/y");
   sim_run_free(&r);
 }
 
@@ -209,15 +135,13 @@ static void test_topology_domains(void **state) {
 static void test_term_namespaces_and_plugin_filter(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod_full("ns", "own-ns-only", "a", NULL, false, AVOID_DB_ON_HOST);
-  add_pod_full("ns", "names-other", "a", NULL, false,
-               AVOID("db", "kubernetes.io/hostname", "[\"other\"]"));
-  add_pod_full("other", "db", "a", DB, false, NULL);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("own-ns-only", "a", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("names-other", "a", .spec = AVOID("db", "kubernetes.io/hostname", "[\"other\"]"));
+  cluster_pod("db", "a", .ns = "other", .labels = DB);
   sim_run r = run("{}", NULL, 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/names-other"));
+  assert_evictions(&r, "ns/names-other");
   sim_run_free(&r);
 
   r = run("{namespaces: {exclude: [other]}}", NULL, 0);
@@ -233,11 +157,10 @@ static void test_term_namespaces_and_plugin_filter(void **state) {
 static void test_same_name_never_conflicts(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod_full("ns", "twin", "a", NULL, false,
-               AVOID("db", "kubernetes.io/hostname", "[\"other\"]"));
-  add_pod_full("other", "twin", "a", DB, false, NULL);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("twin", "a", .spec = AVOID("db", "kubernetes.io/hostname", "[\"other\"]"));
+  cluster_pod("twin", "a", .ns = "other", .labels = DB);
   sim_run r = run("{}", NULL, 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
@@ -248,22 +171,19 @@ static void test_same_name_never_conflicts(void **state) {
 static void test_limits(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", HOST("a"));
-  add_node("b", HOST("b"));
-  add_pod_full("ns", "anchor-a", "a", DB, true, NULL);
-  add_pod("x1", "a", NULL, AVOID_DB_ON_HOST);
-  add_pod("x2", "a", NULL, AVOID_DB_ON_HOST);
-  add_pod_full("ns", "anchor-b", "b", DB, true, NULL);
-  add_pod("x3", "b", NULL, AVOID_DB_ON_HOST);
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("anchor-a", "a", .labels = DB, .owner = "");
+  cluster_pod("x1", "a", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("x2", "a", .spec = AVOID_DB_ON_HOST);
+  cluster_pod("anchor-b", "b", .labels = DB, .owner = "");
+  cluster_pod("x3", "b", .spec = AVOID_DB_ON_HOST);
   sim_run r = run("{}", "maxNoOfPodsToEvictPerNode: 1\n", 0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/x1"));
-  assert_true(sim_evicted(&r, "ns/x3"));
+  assert_evictions(&r, "ns/x1", "ns/x3");
   sim_run_free(&r);
 
   r = run("{}", "maxNoOfPodsToEvictTotal: 1\n", 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/x1"));
+  assert_evictions(&r, "ns/x1");
   sim_run_free(&r);
 
   r = run("{}", NULL, 0);

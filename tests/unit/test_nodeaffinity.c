@@ -1,8 +1,8 @@
 /* test_nodeaffinity.c - RemovePodsViolatingNodeAffinity: both affinity types, the pods it
  * must leave alone, limits, unknown types and validation texts (plugins.md §6). */
+#include "support/fixtures.h"
 #include "support/support.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
@@ -10,65 +10,10 @@
 
 /* ---- inputs ---- */
 
-static char policy_buf[4096];
-
-/* One profile `p`: DefaultEvictor with evictor_args, the plugin with args (YAML flow text),
- * top-level policy keys in `top` (e.g. limits). */
+/* One profile `p`: DefaultEvictor, the plugin with args (YAML flow text), top-level policy
+ * keys in `top` (e.g. limits). */
 static const char *na_policy(const char *args, const char *top) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "%s"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "  - name: RemovePodsViolatingNodeAffinity\n"
-           "    args: %s\n"
-           "  plugins:\n"
-           "    deschedule:\n"
-           "      enabled: [RemovePodsViolatingNodeAffinity]\n",
-           top ? top : "", args);
-  return policy_buf;
-}
-
-/* A v1 List built item by item. */
-static char cluster_buf[1 << 16];
-static size_t cluster_len;
-static int cluster_items;
-
-static const char *cluster_sep(void) {
-  return cluster_items++ ? "," : "";
-}
-
-static void cluster_begin(void) {
-  cluster_items = 0;
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-}
-
-static void add_node(const char *name, const char *labels, const char *taints) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":%s},\"spec\":{\"taints\":%s},"
-      "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-      cluster_sep(), name, labels ? labels : "{}", taints ? taints : "[]");
-}
-
-/* A ReplicaSet-owned running pod in namespace ns with the given spec additions. */
-static void add_pod(const char *ns, const char *name, const char *node, const char *spec) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s-%s\","
-      "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs\"}]},"
-      "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]%s%s},"
-      "\"status\":{\"phase\":\"Running\"}}",
-      cluster_sep(), name, ns, ns, name, node, spec ? "," : "", spec ? spec : "");
-}
-
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
+  return plugin_policy(.plugin = "RemovePodsViolatingNodeAffinity", .args = args, .top = top);
 }
 
 #define AFFINITY_SSD                                                                               \
@@ -79,7 +24,8 @@ static const char *cluster_end(void) {
   "\"affinity\":{\"nodeAffinity\":{\"" PREFERRED "\":[{\"weight\":10,\"preference\":"              \
   "{\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"In\",\"values\":[\"ssd\"]}]}}]}}"
 
-#define SSD "{\"disk\":\"ssd\"}"
+#define SSD "disk=ssd"
+#define DEDICATED "dedicated=x:NoSchedule"
 
 /* ---- required ---- */
 
@@ -88,18 +34,14 @@ static const char *cluster_end(void) {
 static void test_required_evicts_only_affinity_mismatch(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_pod("ns", "misplaced", "b", AFFINITY_SSD);
-  add_pod("ns", "placed", "a", AFFINITY_SSD);
-  add_pod("ns", "selector-only", "b", "\"nodeSelector\":{\"disk\":\"ssd\"}");
-  add_pod("ns", "free", "b", NULL);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [" REQUIRED "]}", NULL),
-                                   cluster_end(), false, NULL, 1),
-                   0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/misplaced"));
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_pod("misplaced", "b", .spec = AFFINITY_SSD);
+  cluster_pod("placed", "a", .spec = AFFINITY_SSD);
+  cluster_pod("selector-only", "b", .node_selector = SSD);
+  cluster_pod("free", "b");
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [" REQUIRED "]}", NULL), cluster_end(), 1);
+  assert_evictions(&r, "ns/misplaced");
   assert_int_equal(sim_log_count(&r, "\"Evicting pod\" plugin=\"RemovePodsViolatingNodeAffinity\""
                                      " ExtensionPoint=\"Deschedule\" pod=\"ns/misplaced\""),
                    1);
@@ -110,13 +52,10 @@ static void test_required_evicts_only_affinity_mismatch(void **state) {
 static void test_required_needs_a_fitting_node(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, "[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]");
-  add_node("b", NULL, NULL);
-  add_pod("ns", "misplaced", "b", AFFINITY_SSD);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [" REQUIRED "]}", NULL),
-                                   cluster_end(), false, NULL, 0),
-                   0);
+  cluster_node("a", .labels = SSD, .taints = DEDICATED);
+  cluster_node("b");
+  cluster_pod("misplaced", "b", .spec = AFFINITY_SSD);
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [" REQUIRED "]}", NULL), cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 }
@@ -126,16 +65,12 @@ static void test_required_needs_a_fitting_node(void **state) {
 static void test_preferred_evicts_when_a_better_node_exists(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_pod("ns", "on-best", "a", PREFER_SSD);
-  add_pod("ns", "on-worse", "b", PREFER_SSD);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [" PREFERRED "]}", NULL),
-                                   cluster_end(), false, NULL, 0),
-                   0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/on-worse"));
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_pod("on-best", "a", .spec = PREFER_SSD);
+  cluster_pod("on-worse", "b", .spec = PREFER_SSD);
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [" PREFERRED "]}", NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/on-worse");
   sim_run_free(&r);
 }
 
@@ -144,15 +79,11 @@ static void test_preferred_evicts_when_a_better_node_exists(void **state) {
 static void test_preferred_best_weight_ignores_fit(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, "[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]");
-  add_node("b", NULL, NULL);
-  add_pod("ns", "dreamer", "b", PREFER_SSD);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [" PREFERRED "]}", NULL),
-                                   cluster_end(), false, NULL, 0),
-                   0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/dreamer"));
+  cluster_node("a", .labels = SSD, .taints = DEDICATED);
+  cluster_node("b");
+  cluster_pod("dreamer", "b", .spec = PREFER_SSD);
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [" PREFERRED "]}", NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/dreamer");
   sim_run_free(&r);
 }
 
@@ -162,20 +93,17 @@ static void test_preferred_best_weight_ignores_fit(void **state) {
 static void test_two_types_evict_a_pod_once(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_pod("ns", "both", "b",
-          "\"affinity\":{\"nodeAffinity\":{\"" REQUIRED "\":{\"nodeSelectorTerms\":[{"
-          "\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"Exists\"}]}]},\"" PREFERRED
-          "\":[{\"weight\":5,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\","
-          "\"operator\":\"Exists\"}]}}]}}");
-  sim_run r;
-  assert_int_equal(
-      sim_run_strings(&r, na_policy("{nodeAffinityType: [" REQUIRED ", " PREFERRED "]}", NULL),
-                      cluster_end(), false, NULL, 2),
-      0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/both"));
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_pod(
+      "both", "b",
+      .spec = "\"affinity\":{\"nodeAffinity\":{\"" REQUIRED "\":{\"nodeSelectorTerms\":[{"
+              "\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"Exists\"}]}]},\"" PREFERRED
+              "\":[{\"weight\":5,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\","
+              "\"operator\":\"Exists\"}]}}]}}");
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [" REQUIRED ", " PREFERRED "]}", NULL),
+                         cluster_end(), 2);
+  assert_evictions(&r, "ns/both");
   assert_int_equal(sim_log_count(&r, "\"Executing for nodeAffinityType\""), 2);
   sim_run_free(&r);
 }
@@ -185,22 +113,17 @@ static void test_two_types_evict_a_pod_once(void **state) {
 static void test_unknown_type_is_logged_and_skipped(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_pod("ns", "misplaced", "b", AFFINITY_SSD);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [bogus]}", NULL),
-                                   cluster_end(), false, NULL, 0),
-                   0);
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_pod("misplaced", "b", .spec = AFFINITY_SSD);
+  sim_run r = sim_run_ok(na_policy("{nodeAffinityType: [bogus]}", NULL), cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r,
                                  "\"Invalid nodeAffinityType\" plugin=\"RemovePodsViolatingNode"
                                  "Affinity\" ExtensionPoint=\"Deschedule\" nodeAffinity=\"bogus\""),
                    1);
   sim_run_free(&r);
-  assert_int_equal(sim_run_strings(&r, na_policy("{nodeAffinityType: [bogus, " REQUIRED "]}", NULL),
-                                   cluster_buf, false, NULL, 0),
-                   0);
+  r = sim_run_ok(na_policy("{nodeAffinityType: [bogus, " REQUIRED "]}", NULL), cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 1);
   assert_int_equal(sim_log_count(&r, "\"Invalid nodeAffinityType\""), 1);
   sim_run_free(&r);
@@ -210,26 +133,19 @@ static void test_unknown_type_is_logged_and_skipped(void **state) {
 static void test_namespace_and_label_filters(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_pod("keep", "p1", "b", AFFINITY_SSD);
-  add_pod("ns", "p2", "b", AFFINITY_SSD);
-  sim_run r;
-  assert_int_equal(
-      sim_run_strings(
-          &r, na_policy("{nodeAffinityType: [" REQUIRED "], namespaces: {exclude: [keep]}}", NULL),
-          cluster_end(), false, NULL, 0),
-      0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/p2"));
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_pod("p1", "b", .ns = "keep", .spec = AFFINITY_SSD);
+  cluster_pod("p2", "b", .spec = AFFINITY_SSD);
+  sim_run r = sim_run_ok(
+      na_policy("{nodeAffinityType: [" REQUIRED "], namespaces: {exclude: [keep]}}", NULL),
+      cluster_end(), 0);
+  assert_evictions(&r, "ns/p2");
   sim_run_free(&r);
   /* a selector no pod matches */
-  assert_int_equal(sim_run_strings(&r,
-                                   na_policy("{nodeAffinityType: [" REQUIRED
-                                             "], labelSelector: {matchLabels: {app: x}}}",
-                                             NULL),
-                                   cluster_buf, false, NULL, 0),
-                   0);
+  r = sim_run_ok(
+      na_policy("{nodeAffinityType: [" REQUIRED "], labelSelector: {matchLabels: {app: x}}}", NULL),
+      cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 }
@@ -239,30 +155,22 @@ static void test_namespace_and_label_filters(void **state) {
 static void test_limits(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", SSD, NULL);
-  add_node("b", NULL, NULL);
-  add_node("c", NULL, NULL);
-  add_pod("ns", "b1", "b", AFFINITY_SSD);
-  add_pod("ns", "b2", "b", AFFINITY_SSD);
-  add_pod("ns", "c1", "c", AFFINITY_SSD);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r,
-                                   na_policy("{nodeAffinityType: [" REQUIRED "]}",
-                                             "maxNoOfPodsToEvictPerNode: 1\n"),
-                                   cluster_end(), false, NULL, 0),
-                   0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/b1"));
-  assert_true(sim_evicted(&r, "ns/c1"));
+  cluster_node("a", .labels = SSD);
+  cluster_node("b");
+  cluster_node("c");
+  cluster_pod("b1", "b", .spec = AFFINITY_SSD);
+  cluster_pod("b2", "b", .spec = AFFINITY_SSD);
+  cluster_pod("c1", "c", .spec = AFFINITY_SSD);
+  sim_run r =
+      sim_run_ok(na_policy("{nodeAffinityType: [" REQUIRED "]}", "maxNoOfPodsToEvictPerNode: 1\n"),
+                 cluster_end(), 0);
+  assert_evictions(&r, "ns/b1", "ns/c1");
   sim_run_free(&r);
 
-  assert_int_equal(sim_run_strings(&r,
-                                   na_policy("{nodeAffinityType: [" REQUIRED ", " PREFERRED "]}",
-                                             "maxNoOfPodsToEvictTotal: 1\n"),
-                                   cluster_buf, false, NULL, 2),
-                   0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/b1"));
+  r = sim_run_ok(na_policy("{nodeAffinityType: [" REQUIRED ", " PREFERRED "]}",
+                           "maxNoOfPodsToEvictTotal: 1\n"),
+                 cluster_end(), 2);
+  assert_evictions(&r, "ns/b1");
   assert_int_equal(sim_log_count(&r, "\"Executing for nodeAffinityType\""), 1);
   sim_run_free(&r);
 }

@@ -1,95 +1,35 @@
 /* test_nodetaints.c - RemovePodsViolatingNodeTaints: which taints count (effects, excluded
  * and included lists with nil-vs-empty), cordoned nodes, limits and validation (plugins.md §7,
  * §12.8). */
+#include "support/fixtures.h"
 #include "support/support.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* ---- inputs ---- */
 
-static char policy_buf[4096];
-
 /* One profile `p` with DefaultEvictor and the plugin with args (YAML flow text); `top` holds
  * top-level policy keys such as limits. */
 static const char *nt_policy(const char *args, const char *top) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "%s"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "  - name: RemovePodsViolatingNodeTaints\n"
-           "    args: %s\n"
-           "  plugins:\n"
-           "    deschedule:\n"
-           "      enabled: [RemovePodsViolatingNodeTaints]\n",
-           top ? top : "", args);
-  return policy_buf;
+  return plugin_policy(.plugin = "RemovePodsViolatingNodeTaints", .args = args, .top = top);
 }
 
-/* A v1 List built item by item. */
-static char cluster_buf[1 << 16];
-static size_t cluster_len;
-static int cluster_items;
-
-static const char *cluster_sep(void) {
-  return cluster_items++ ? "," : "";
-}
-
-static void cluster_begin(void) {
-  cluster_items = 0;
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-}
-
-/* spec: the node's spec members, e.g. "\"taints\":[...]" (NULL for none) */
-static void add_node(const char *name, const char *spec) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},\"spec\":{%s},"
-      "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-      cluster_sep(), name, spec ? spec : "");
-}
-
-/* A ReplicaSet-owned running pod; spec: extra spec members such as tolerations. */
-static void add_pod(const char *ns, const char *name, const char *node, const char *spec) {
-  cluster_len += (size_t)snprintf(
-      cluster_buf + cluster_len, sizeof cluster_buf - cluster_len,
-      "%s{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s-%s\","
-      "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs\"}]},"
-      "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]%s%s},"
-      "\"status\":{\"phase\":\"Running\"}}",
-      cluster_sep(), name, ns, ns, name, node, spec ? "," : "", spec ? spec : "");
-}
-
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
-}
-
-#define TAINT(k, v, e) "{\"key\":\"" k "\",\"value\":\"" v "\",\"effect\":\"" e "\"}"
 #define TOLERATE_DEDICATED_X                                                                       \
   "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"x\","                \
   "\"effect\":\"NoSchedule\"}]"
 
 /* node a carries `taints`, node b none; a runs an intolerant and a tolerant pod */
 static const char *two_pods_on_tainted(const char *taints) {
-  char spec[1024];
-  snprintf(spec, sizeof spec, "\"taints\":[%s]", taints);
   cluster_begin();
-  add_node("a", spec);
-  add_node("b", NULL);
-  add_pod("ns", "intolerant", "a", NULL);
-  add_pod("ns", "tolerant", "a", TOLERATE_DEDICATED_X);
+  cluster_node("a", .taints = taints);
+  cluster_node("b");
+  cluster_pod("intolerant", "a");
+  cluster_pod("tolerant", "a", .spec = TOLERATE_DEDICATED_X);
   return cluster_end();
 }
 
 static size_t run_count(const char *args, const char *cluster, const char *must_evict) {
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, nt_policy(args, NULL), cluster, false, NULL, 0), 0);
+  sim_run r = sim_run_ok(nt_policy(args, NULL), cluster, 0);
   size_t n = r.res.nevictions;
   if (must_evict)
     assert_true(sim_evicted(&r, must_evict));
@@ -102,19 +42,17 @@ static size_t run_count(const char *args, const char *cluster, const char *must_
 static void test_no_schedule_evicts_non_tolerating(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", "\"taints\":[" TAINT("dedicated", "x", "NoSchedule") "]");
-  add_node("b", NULL);
-  add_pod("ns", "intolerant", "a", NULL);
-  add_pod("ns", "tolerant", "a", TOLERATE_DEDICATED_X);
-  add_pod("ns", "wildcard", "a", "\"tolerations\":[{\"operator\":\"Exists\"}]");
-  add_pod("ns", "wrong-value", "a",
-          "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"y\"}]");
-  add_pod("ns", "elsewhere", "b", NULL);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, nt_policy("{}", NULL), cluster_end(), false, NULL, 2), 0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/intolerant"));
-  assert_true(sim_evicted(&r, "ns/wrong-value"));
+  cluster_node("a", .taints = "dedicated=x:NoSchedule");
+  cluster_node("b");
+  cluster_pod("intolerant", "a");
+  cluster_pod("tolerant", "a", .spec = TOLERATE_DEDICATED_X);
+  cluster_pod("wildcard", "a", .spec = "\"tolerations\":[{\"operator\":\"Exists\"}]");
+  cluster_pod(
+      "wrong-value", "a",
+      .spec = "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"y\"}]");
+  cluster_pod("elsewhere", "b");
+  sim_run r = sim_run_ok(nt_policy("{}", NULL), cluster_end(), 2);
+  assert_evictions(&r, "ns/intolerant", "ns/wrong-value");
   assert_int_equal(
       sim_log_count(&r, "\"Not all taints with NoSchedule effect are tolerated after update for "
                         "pod on node\" plugin=\"RemovePodsViolatingNodeTaints\" "
@@ -126,16 +64,15 @@ static void test_no_schedule_evicts_non_tolerating(void **state) {
 /* Surprise: NoExecute taints are never considered (the kubelet handles them). */
 static void test_no_execute_is_ignored(void **state) {
   (void)state;
-  assert_int_equal(run_count("{}", two_pods_on_tainted(TAINT("dedicated", "x", "NoExecute")), NULL),
-                   0);
+  assert_int_equal(run_count("{}", two_pods_on_tainted("dedicated=x:NoExecute"), NULL), 0);
   assert_int_equal(run_count("{includePreferNoSchedule: true}",
-                             two_pods_on_tainted(TAINT("dedicated", "x", "NoExecute")), NULL),
+                             two_pods_on_tainted("dedicated=x:NoExecute"), NULL),
                    0);
 }
 
 static void test_prefer_no_schedule_needs_the_flag(void **state) {
   (void)state;
-  const char *c = two_pods_on_tainted(TAINT("dedicated", "x", "PreferNoSchedule"));
+  const char *c = two_pods_on_tainted("dedicated=x:PreferNoSchedule");
   assert_int_equal(run_count("{}", c, NULL), 0);
   /* the tolerant pod's toleration names effect NoSchedule, so it does not cover this taint */
   assert_int_equal(run_count("{includePreferNoSchedule: true}", c, "ns/tolerant"), 2);
@@ -145,13 +82,13 @@ static void test_prefer_no_schedule_needs_the_flag(void **state) {
 
 static void test_excluded_taints_by_key_or_key_value(void **state) {
   (void)state;
-  const char *c = two_pods_on_tainted(TAINT("dedicated", "x", "NoSchedule"));
+  const char *c = two_pods_on_tainted("dedicated=x:NoSchedule");
   assert_int_equal(run_count("{excludedTaints: [dedicated]}", c, NULL), 0);
   assert_int_equal(run_count("{excludedTaints: [dedicated=x]}", c, NULL), 0);
   assert_int_equal(run_count("{excludedTaints: [dedicated=y]}", c, "ns/intolerant"), 1);
   assert_int_equal(run_count("{excludedTaints: [dedi]}", c, "ns/intolerant"), 1);
   /* a taint without a value is named by its key only: "flag=" does not name it */
-  c = two_pods_on_tainted(TAINT("flag", "", "NoSchedule"));
+  c = two_pods_on_tainted("flag:NoSchedule");
   assert_int_equal(run_count("{excludedTaints: [\"flag=\"]}", c, NULL), 2);
   assert_int_equal(run_count("{excludedTaints: [flag]}", c, NULL), 0);
 }
@@ -160,8 +97,7 @@ static void test_excluded_taints_by_key_or_key_value(void **state) {
 static void test_included_taints_nil_versus_empty(void **state) {
   (void)state;
   /* tolerant tolerates dedicated=x but not other=y */
-  const char *c = two_pods_on_tainted(
-      TAINT("dedicated", "x", "NoSchedule") "," TAINT("other", "y", "NoSchedule"));
+  const char *c = two_pods_on_tainted("dedicated=x:NoSchedule,other=y:NoSchedule");
   assert_int_equal(run_count("{}", c, NULL), 2);
   assert_int_equal(run_count("{includedTaints: []}", c, NULL), 0);
   assert_int_equal(run_count("{includedTaints: [dedicated]}", c, "ns/intolerant"), 1);
@@ -173,18 +109,15 @@ static void test_included_taints_nil_versus_empty(void **state) {
 static void test_cordoned_node_is_drained(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", "\"unschedulable\":true,\"taints\":[" TAINT("node.kubernetes.io/unschedulable", "",
-                                                            "NoSchedule") "]");
-  add_node("b", NULL);
-  add_pod("ns", "p1", "a", NULL);
-  add_pod("ns", "p2", "a",
-          "\"tolerations\":[{\"key\":\"node.kubernetes.io/unschedulable\","
-          "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]");
-  add_pod("ns", "p3", "b", NULL);
-  sim_run r;
-  assert_int_equal(sim_run_strings(&r, nt_policy("{}", NULL), cluster_end(), false, NULL, 0), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/p1"));
+  cluster_node("a", .unschedulable = true, .taints = "node.kubernetes.io/unschedulable:NoSchedule");
+  cluster_node("b");
+  cluster_pod("p1", "a");
+  cluster_pod("p2", "a",
+              .spec = "\"tolerations\":[{\"key\":\"node.kubernetes.io/unschedulable\","
+                      "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]");
+  cluster_pod("p3", "b");
+  sim_run r = sim_run_ok(nt_policy("{}", NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/p1");
   sim_run_free(&r);
 }
 
@@ -193,10 +126,10 @@ static void test_cordoned_node_is_drained(void **state) {
 static void test_namespaces_and_label_selector(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", "\"taints\":[" TAINT("dedicated", "x", "NoSchedule") "]");
-  add_node("b", NULL);
-  add_pod("ns", "p1", "a", NULL);
-  add_pod("other", "p2", "a", NULL);
+  cluster_node("a", .taints = "dedicated=x:NoSchedule");
+  cluster_node("b");
+  cluster_pod("p1", "a");
+  cluster_pod("p2", "a", .ns = "other");
   const char *c = cluster_end();
   assert_int_equal(run_count("{namespaces: {include: [other]}}", c, "other/p2"), 1);
   assert_int_equal(run_count("{namespaces: {exclude: [other]}}", c, "ns/p1"), 1);
@@ -208,24 +141,17 @@ static void test_namespaces_and_label_selector(void **state) {
 static void test_limits(void **state) {
   (void)state;
   cluster_begin();
-  add_node("a", "\"taints\":[" TAINT("dedicated", "x", "NoSchedule") "]");
-  add_node("b", "\"taints\":[" TAINT("dedicated", "x", "NoSchedule") "]");
-  add_pod("ns", "a1", "a", NULL);
-  add_pod("ns", "a2", "a", NULL);
-  add_pod("ns", "b1", "b", NULL);
+  cluster_node("a", .taints = "dedicated=x:NoSchedule");
+  cluster_node("b", .taints = "dedicated=x:NoSchedule");
+  cluster_pod("a1", "a");
+  cluster_pod("a2", "a");
+  cluster_pod("b1", "b");
   const char *c = cluster_end();
-  sim_run r;
-  assert_int_equal(
-      sim_run_strings(&r, nt_policy("{}", "maxNoOfPodsToEvictPerNode: 1\n"), c, false, NULL, 0), 0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/a1"));
-  assert_true(sim_evicted(&r, "ns/b1"));
+  sim_run r = sim_run_ok(nt_policy("{}", "maxNoOfPodsToEvictPerNode: 1\n"), c, 0);
+  assert_evictions(&r, "ns/a1", "ns/b1");
   sim_run_free(&r);
-  assert_int_equal(
-      sim_run_strings(&r, nt_policy("{}", "maxNoOfPodsToEvictTotal: 2\n"), c, false, NULL, 0), 0);
-  assert_int_equal(r.res.nevictions, 2);
-  assert_true(sim_evicted(&r, "ns/a1"));
-  assert_true(sim_evicted(&r, "ns/a2"));
+  r = sim_run_ok(nt_policy("{}", "maxNoOfPodsToEvictTotal: 2\n"), c, 0);
+  assert_evictions(&r, "ns/a1", "ns/a2");
   sim_run_free(&r);
 }
 

@@ -66,6 +66,13 @@ int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_js
   return r->rc;
 }
 
+sim_run sim_run_ok(const char *policy_yaml, const char *snapshot_json, int verbosity) {
+  sim_run r;
+  if (sim_run_strings(&r, policy_yaml, snapshot_json, false, NULL, verbosity) != 0)
+    fail_msg("cycle failed: %s", r.err.msg);
+  return r;
+}
+
 void sim_run_free(sim_run *r) {
   fw_result_free(&r->res);
   bg_clear(&r->bg);
@@ -82,6 +89,21 @@ bool sim_evicted(const sim_run *r, const char *ref) {
       return true;
   }
   return false;
+}
+
+void sim_assert_evictions(const sim_run *r, const char *const *refs) {
+  char have[2048] = "";
+  size_t len = 0, n = 0;
+  for (size_t i = 0; i < r->res.nevictions && len < sizeof have; i++) {
+    char buf[512];
+    len += (size_t)snprintf(have + len, sizeof have - len, " %s",
+                            pod_ref(r->res.evictions[i].pod, buf, sizeof buf));
+  }
+  for (; refs[n]; n++)
+    if (!sim_evicted(r, refs[n]))
+      fail_msg("%s was not evicted; evicted:%s", refs[n], have);
+  if (r->res.nevictions != n)
+    fail_msg("%zu evictions, not %zu; evicted:%s", r->res.nevictions, n, have);
 }
 
 int sim_log_count(const sim_run *r, const char *needle) {

@@ -28,9 +28,16 @@ typedef struct {
 /* Runs one cycle. now is RFC 3339 or NULL (2026-01-01T00:00:00Z). verbosity sets --v. */
 int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
                     const char *now, int verbosity);
+/* The same with no gate and the default now; fails the test with the error unless the cycle
+ * completes. */
+sim_run sim_run_ok(const char *policy_yaml, const char *snapshot_json, int verbosity);
 void sim_run_free(sim_run *r);
 /* "ns/name" was evicted (or requested in background) by the cycle. */
 bool sim_evicted(const sim_run *r, const char *ref);
+/* Asserts that the cycle evicted (or requested in background) exactly these pods, "ns/name",
+ * in any order. */
+#define assert_evictions(r, ...) sim_assert_evictions((r), (const char *[]){__VA_ARGS__, NULL})
+void sim_assert_evictions(const sim_run *r, const char *const *refs);
 /* Number of log lines containing needle. */
 int sim_log_count(const sim_run *r, const char *needle);
 
