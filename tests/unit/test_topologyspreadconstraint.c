@@ -1,70 +1,39 @@
 /* test_topologyspreadconstraint.c - RemovePodsViolatingTopologySpreadConstraint: validation,
  * defaults, what is counted, inclusion policies, matchLabelKeys, dedup, which pods the
  * balancing picks, and the final eviction pass (limits, PreEvictionFilter, order). */
+#include "support/fixtures.h"
 #include "support/support.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* ---------- cluster builder: a v1 List in JSON ---------- */
+/* ---------- cluster: nodes of 4 cpu / 8Gi / 110 pods ---------- */
 
-static char cluster_buf[1 << 17];
-static size_t cluster_len;
-static int cluster_items;
-
-static void add_item(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void add_item(const char *fmt, ...) {
-  if (cluster_items++)
-    cluster_buf[cluster_len++] = ',';
-  va_list ap;
-  va_start(ap, fmt);
-  cluster_len +=
-      (size_t)vsnprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, fmt, ap);
-  va_end(ap);
-  assert_true(cluster_len < sizeof cluster_buf);
+static void begin(void) {
+  cluster_begin();
+  cluster_capacity("4", "8Gi", "110");
 }
 
-static void cluster_begin(void) {
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-  cluster_items = 0;
+/* A node in zone `zone`, labelled with its hostname and `more` ("pool=x") if not NULL. */
+static void add_node(const char *name, const char *zone, const char *more, const char *taints) {
+  char labels[256];
+  snprintf(labels, sizeof labels, "kubernetes.io/hostname=%s,zone=%s%s%s", name, zone,
+           more ? "," : "", more ? more : "");
+  cluster_node(name, .labels = labels, .taints = taints);
 }
 
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
-}
-
-/* A ready node in zone `zone`; labels_extra like ",\"pool\":\"x\""; spec like
- * "\"taints\":[...]"; 4 cpu / 8Gi / 110 pods allocatable. */
-static void add_node(const char *name, const char *zone, const char *labels_extra,
-                     const char *spec) {
-  add_item("{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"labels\":"
-           "{\"kubernetes.io/hostname\":\"%s\",\"zone\":\"%s\"%s}},\"spec\":{%s},\"status\":"
-           "{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},\"conditions\":"
-           "[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-           name, name, zone, labels_extra ? labels_extra : "", spec ? spec : "");
-}
-
-/* A ReplicaSet-owned running pod. labels: JSON members ("\"app\":\"x\""); spec_extra: JSON
- * members prefixed with a comma (priority, nodeSelector, ...); meta_extra likewise for
- * metadata; tsc: the topologySpreadConstraints list contents. */
-static void add_pod_full(const char *ns, const char *name, const char *node, const char *labels,
-                         const char *meta_extra, const char *spec_extra, const char *cpu,
-                         const char *tsc) {
-  add_item("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-           "\"%s\",\"uid\":\"uid-%s-%s\",\"labels\":{%s},\"ownerReferences\":[{\"apiVersion\":"
-           "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":"
-           "true}]%s},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":"
-           "\"img\",\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"64Mi\"}}}],"
-           "\"topologySpreadConstraints\":[%s]%s},\"status\":{\"phase\":\"Running\"}}",
-           name, ns, ns, name, labels, meta_extra ? meta_extra : "", node, cpu ? cpu : "100m",
-           tsc ? tsc : "", spec_extra ? spec_extra : "");
-}
-
-static void add_pod(const char *name, const char *node, const char *tsc) {
-  add_pod_full("ns", name, node, "\"app\":\"x\"", NULL, NULL, NULL, tsc);
+/* A pod of the spread: labelled app=x unless opts say otherwise, requesting 100m cpu (or
+ * opts' cpu) and 64Mi; tsc: its topologySpreadConstraints list contents, or NULL (the spec
+ * holds nothing else). */
+#define spread_pod(name, node, tsc, ...) spread_pod_((name), (node), (tsc), (pod_opts){__VA_ARGS__})
+static void spread_pod_(const char *name, const char *node, const char *tsc, pod_opts o) {
+  char spec[1024];
+  snprintf(spec, sizeof spec, "\"topologySpreadConstraints\":[%s]", tsc ? tsc : "");
+  o.labels = o.labels ? o.labels : "app=x";
+  o.cpu = o.cpu ? o.cpu : "100m";
+  o.memory = "64Mi";
+  o.spec = spec;
+  cluster_pod_(name, node, o);
 }
 
 /* n pods named <prefix>-<i> on node */
@@ -72,7 +41,7 @@ static void add_pods(const char *prefix, int n, const char *node, const char *ts
   for (int i = 0; i < n; i++) {
     char name[64];
     snprintf(name, sizeof name, "%s-%d", prefix, i);
-    add_pod(name, node, tsc);
+    spread_pod(name, node, tsc);
   }
 }
 
@@ -93,33 +62,16 @@ static void three_zones(void) {
   "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"," SEL_APP_X     \
       extra "}"
 
-/* ---------- policy builder ---------- */
+/* ---------- policy ---------- */
 
-static char policy_buf[4096];
-
-/* plugin_args: lines under `args:` (6 spaces), or NULL; evictor_args likewise; top: top-level
- * lines. */
-static const char *tsc_policy(const char *plugin_args, const char *evictor_args, const char *top) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "%s"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "    args:\n"
-           "      podProtections: {}\n"
-           "%s"
-           "  - name: RemovePodsViolatingTopologySpreadConstraint\n"
-           "    args:\n"
-           "%s"
-           "  plugins:\n"
-           "    balance:\n"
-           "      enabled: [RemovePodsViolatingTopologySpreadConstraint]\n",
-           top ? top : "", evictor_args ? evictor_args : "",
-           plugin_args ? plugin_args : "      {}\n");
-  return policy_buf;
+/* args: the plugin's args members ("constraints: [DoNotSchedule]") or NULL; evictor: more
+ * DefaultEvictor args members besides podProtections: {}; top: top-level lines. */
+static const char *tsc_policy(const char *args, const char *evictor, const char *top) {
+  char a[512], e[256];
+  snprintf(a, sizeof a, "{%s}", args ? args : "");
+  snprintf(e, sizeof e, "{podProtections: {}%s%s}", evictor ? ", " : "", evictor ? evictor : "");
+  return plugin_policy(.plugin = "RemovePodsViolatingTopologySpreadConstraint", .point = "balance",
+                       .args = a, .evictor_args = e, .top = top);
 }
 
 static const char *evicted_name(const sim_run *r, size_t i) {
@@ -128,45 +80,38 @@ static const char *evicted_name(const sim_run *r, size_t i) {
   return pod_ref(r->res.evictions[i].pod, buf, sizeof buf);
 }
 
-static void run(sim_run *r, const char *pol, const char *cluster, int verbosity) {
-  if (sim_run_strings(r, pol, cluster, false, NULL, verbosity) != 0)
-    fail_msg("cycle failed: %s", r->err.msg);
-}
-
 /* ---------- validation ---------- */
 
 static void test_validation_messages(void **state) {
   (void)state;
-  assert_policy_error(tsc_policy("      constraints: [Foo]\n", NULL, NULL),
+  assert_policy_error(tsc_policy("constraints: [Foo]", NULL, NULL),
                       "in profile p: constraint Foo is not one of map[DoNotSchedule:{} "
                       "ScheduleAnyway:{}]");
   /* several errors aggregate in check order */
-  assert_policy_error(tsc_policy("      constraints: [DoNotSchedule, Foo, Bar]\n", NULL, NULL),
+  assert_policy_error(tsc_policy("constraints: [DoNotSchedule, Foo, Bar]", NULL, NULL),
                       "in profile p: [constraint Foo is not one of map[DoNotSchedule:{} "
                       "ScheduleAnyway:{}], constraint Bar is not one of map[DoNotSchedule:{} "
                       "ScheduleAnyway:{}]]");
-  assert_policy_error(tsc_policy("      namespaces: {include: [a], exclude: [b]}\n", NULL, NULL),
+  assert_policy_error(tsc_policy("namespaces: {include: [a], exclude: [b]}", NULL, NULL),
                       "in profile p: only one of Include/Exclude namespaces can be set");
-  assert_policy_error(tsc_policy("      namespaces: {include: [a], exclude: [b]}\n"
-                                 "      constraints: [Foo]\n",
-                                 NULL, NULL),
-                      "in profile p: [only one of Include/Exclude namespaces can be set, "
-                      "constraint Foo is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]]");
+  assert_policy_error(
+      tsc_policy("namespaces: {include: [a], exclude: [b]}, constraints: [Foo]", NULL, NULL),
+      "in profile p: [only one of Include/Exclude namespaces can be set, "
+      "constraint Foo is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]]");
   /* the old boolean is gone from the args type: strict decoding rejects it */
-  assert_policy_error(tsc_policy("      includeSoftConstraints: true\n", NULL, NULL),
+  assert_policy_error(tsc_policy("includeSoftConstraints: true", NULL, NULL),
                       "strict decoding error: unknown field \"includeSoftConstraints\"");
   /* A malformed labelSelector is rejected while decoding (upstream reports the same cause
    * from validation, as "failed to get label selectors from strategy's params: ..."). */
-  assert_policy_error(tsc_policy("      labelSelector:\n"
-                                 "        matchExpressions: [{key: app, operator: Foo}]\n",
-                                 NULL, NULL),
-                      "\"Foo\" is not a valid label selector operator");
+  assert_policy_error(
+      tsc_policy("labelSelector: {matchExpressions: [{key: app, operator: Foo}]}", NULL, NULL),
+      "\"Foo\" is not a valid label selector operator");
   /* both known kinds are accepted */
   dserr e;
-  policy *p = load_policy_text(tsc_policy("      constraints: [DoNotSchedule, ScheduleAnyway]\n"
-                                          "      topologyBalanceNodeFit: false\n",
-                                          NULL, NULL),
-                               &e);
+  policy *p = load_policy_text(
+      tsc_policy("constraints: [DoNotSchedule, ScheduleAnyway], topologyBalanceNodeFit: false",
+                 NULL, NULL),
+      &e);
   if (!p)
     fail_msg("policy rejected: %s", e.msg);
   policy_free(p);
@@ -178,12 +123,11 @@ static void test_validation_messages(void **state) {
  * is taken first (a-3, a-4), then a-2; evictions keep that selection order. */
 static void test_worked_example(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   three_zones();
   add_pods("a", 5, "na", ZONE_HARD);
   add_pods("b", 1, "nb", ZONE_HARD);
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 1);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 1);
   assert_int_equal(r.res.nevictions, 3);
   assert_string_equal(evicted_name(&r, 0), "ns/a-3");
   assert_string_equal(evicted_name(&r, 1), "ns/a-4");
@@ -198,29 +142,27 @@ static void test_worked_example(void **state) {
 /* Default constraints are [DoNotSchedule]: soft constraints are balanced only when asked. */
 static void test_constraints_default_and_soft(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
   add_pods("a", 3, "na", ZONE_SOFT);
   const char *c = cluster_end();
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), c, 0);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), c, 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
-  run(&r, tsc_policy("      constraints: [DoNotSchedule]\n", NULL, NULL), c, 0);
+  r = sim_run_ok(tsc_policy("constraints: [DoNotSchedule]", NULL, NULL), c, 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
-  run(&r, tsc_policy("      constraints: [DoNotSchedule, ScheduleAnyway]\n", NULL, NULL), c, 0);
+  r = sim_run_ok(tsc_policy("constraints: [DoNotSchedule, ScheduleAnyway]", NULL, NULL), c, 0);
   /* a=3, b=0: avg 1.5, move min(2, 2, 1) = 1 */
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/a-2"));
+  assert_evictions(&r, "ns/a-2");
   sim_run_free(&r);
   /* ScheduleAnyway alone ignores hard constraints */
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
   add_pods("a", 3, "na", ZONE_HARD);
-  run(&r, tsc_policy("      constraints: [ScheduleAnyway]\n", NULL, NULL), cluster_end(), 0);
+  r = sim_run_ok(tsc_policy("constraints: [ScheduleAnyway]", NULL, NULL), cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 }
@@ -229,37 +171,33 @@ static void test_constraints_default_and_soft(void **state) {
  * (protected by DefaultEvictor) matching the selector; they do not balance zone a. */
 static void test_non_evictable_pods_not_counted(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
   add_pods("a", 3, "na", ZONE_HARD);
-  for (int i = 0; i < 3; i++)
-    add_item("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"bare-%d\","
-             "\"namespace\":\"ns\",\"uid\":\"bare-%d\",\"labels\":{\"app\":\"x\"}},\"spec\":"
-             "{\"nodeName\":\"nb\",\"containers\":[{\"name\":\"c\",\"image\":\"img\"}],"
-             "\"topologySpreadConstraints\":[" ZONE_HARD "]},\"status\":{\"phase\":\"Running\"}}",
-             i, i);
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/a-2"));
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "bare-%d", i);
+    cluster_pod(name, "nb", .labels = "app=x", .owner = "",
+                .spec = "\"topologySpreadConstraints\":[" ZONE_HARD "]");
+  }
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/a-2");
   sim_run_free(&r);
 }
 
 /* Only pods matching the constraint's selector are counted and can be picked. */
 static void test_selector_limits_counting(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
   add_pods("a", 3, "na", ZONE_HARD);
-  add_pod_full("ns", "other-0", "nb", "\"app\":\"y\"", NULL, NULL, NULL, NULL);
-  add_pod_full("ns", "other-1", "nb", "\"app\":\"y\"", NULL, NULL, NULL, NULL);
-  add_pod_full("ns", "other-2", "na", "\"app\":\"y\"", NULL, NULL, NULL, NULL);
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/a-2"));
+  spread_pod("other-0", "nb", NULL, .labels = "app=y");
+  spread_pod("other-1", "nb", NULL, .labels = "app=y");
+  spread_pod("other-2", "na", NULL, .labels = "app=y");
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/a-2");
   assert_false(sim_evicted(&r, "ns/other-2"));
   sim_run_free(&r);
 }
@@ -268,20 +206,17 @@ static void test_selector_limits_counting(void **state) {
  * through the evictor: 1 live pod in a, 0 in b is within maxSkew. */
 static void test_terminating_pods_not_counted(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
-  add_pod("a-0", "na", ZONE_HARD);
+  spread_pod("a-0", "na", ZONE_HARD);
   for (int i = 1; i < 3; i++) {
     char name[16];
     snprintf(name, sizeof name, "a-%d", i);
-    add_pod_full("ns", name, "na", "\"app\":\"x\"",
-                 ",\"deletionTimestamp\":\"2025-12-31T23:59:00Z\",\"annotations\":"
-                 "{\"descheduler.alpha.kubernetes.io/evict\":\"\"}",
-                 NULL, NULL, ZONE_HARD);
+    spread_pod(name, "na", ZONE_HARD, .deleted = "2025-12-31T23:59:00Z",
+               .annotations = "descheduler.alpha.kubernetes.io/evict=");
   }
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 2);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 2);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r, "Skipping topology constraint because it is already balanced"),
                    1);
@@ -295,23 +230,21 @@ static void test_terminating_pods_not_counted(void **state) {
  * is out of skew, so one pod leaves c. */
 static void test_excluded_node_pods_create_domain(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("na", "a", ",\"pool\":\"x\"", NULL);
-  add_node("nb", "b", ",\"pool\":\"x\"", NULL);
+  begin();
+  add_node("na", "a", "pool=x", NULL);
+  add_node("nb", "b", "pool=x", NULL);
   add_node("nc", "c", NULL, NULL);
-  const char *pin = ",\"nodeSelector\":{\"pool\":\"x\"}";
+  const char *pin = "pool=x";
   const char *nodes[3] = {"na", "nb", "nc"};
   int counts[3] = {2, 2, 4};
   for (int n = 0; n < 3; n++)
     for (int i = 0; i < counts[n]; i++) {
       char name[16];
       snprintf(name, sizeof name, "%s-%d", nodes[n] + 1, i);
-      add_pod_full("ns", name, nodes[n], "\"app\":\"x\"", NULL, pin, NULL, ZONE_HARD);
+      spread_pod(name, nodes[n], ZONE_HARD, .node_selector = pin);
     }
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/c-3"));
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  assert_evictions(&r, "ns/c-3");
   sim_run_free(&r);
 }
 
@@ -324,30 +257,30 @@ static const char *affinity_cluster(const char *policy_member) {
       "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"," SEL_APP_X
       "%s}",
       policy_member);
-  cluster_begin();
-  add_node("na", "a", ",\"pool\":\"x\"", NULL);
-  add_node("nb", "b", ",\"pool\":\"x\"", NULL);
+  begin();
+  add_node("na", "a", "pool=x", NULL);
+  add_node("nb", "b", "pool=x", NULL);
   add_node("nc", "c", NULL, NULL);
-  const char *pin = ",\"nodeSelector\":{\"pool\":\"x\"}";
-  add_pod_full("ns", "a-0", "na", "\"app\":\"x\"", NULL, pin, NULL, tsc);
-  add_pod_full("ns", "a-1", "na", "\"app\":\"x\"", NULL, pin, NULL, tsc);
-  add_pod_full("ns", "b-0", "nb", "\"app\":\"x\"", NULL, pin, NULL, tsc);
-  add_pod_full("ns", "b-1", "nb", "\"app\":\"x\"", NULL, pin, NULL, tsc);
+  const char *pin = "pool=x";
+  spread_pod("a-0", "na", tsc, .node_selector = pin);
+  spread_pod("a-1", "na", tsc, .node_selector = pin);
+  spread_pod("b-0", "nb", tsc, .node_selector = pin);
+  spread_pod("b-1", "nb", tsc, .node_selector = pin);
   return cluster_end();
 }
 
 static void test_node_affinity_policy(void **state) {
   (void)state;
-  sim_run r;
   /* Honor: domains a and b only, balanced */
-  run(&r, tsc_policy(NULL, NULL, NULL), affinity_cluster(""), 2);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), affinity_cluster(""), 2);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r, "Skipping topology constraint because it is already balanced"),
                    1);
   sim_run_free(&r);
   /* Ignore: c=0 joins; one pod of b is picked but fits nowhere below average (nc lacks
    * pool=x), so topologyBalanceNodeFit keeps it */
-  run(&r, tsc_policy(NULL, NULL, NULL), affinity_cluster(",\"nodeAffinityPolicy\":\"Ignore\""), 2);
+  r = sim_run_ok(tsc_policy(NULL, NULL, NULL),
+                 affinity_cluster(",\"nodeAffinityPolicy\":\"Ignore\""), 2);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r, "\"ignoring pod for eviction as it does not fit on any other "
                                      "node\" plugin=\"RemovePodsViolatingTopologySpread"
@@ -355,10 +288,9 @@ static void test_node_affinity_policy(void **state) {
                    1);
   sim_run_free(&r);
   /* Ignore without the fit check: the pod is evicted */
-  run(&r, tsc_policy("      topologyBalanceNodeFit: false\n", NULL, NULL),
-      affinity_cluster(",\"nodeAffinityPolicy\":\"Ignore\""), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/b-1"));
+  r = sim_run_ok(tsc_policy("topologyBalanceNodeFit: false", NULL, NULL),
+                 affinity_cluster(",\"nodeAffinityPolicy\":\"Ignore\""), 0);
+  assert_evictions(&r, "ns/b-1");
   sim_run_free(&r);
 }
 
@@ -367,12 +299,10 @@ static void test_node_affinity_policy(void **state) {
 static const char *taint_cluster(const char *policy_member) {
   char tsc[512];
   snprintf(tsc, sizeof tsc, ZONE_HARD_WITH("%s"), policy_member);
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
-  add_node("nc", "c", NULL,
-           "\"taints\":[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":"
-           "\"NoSchedule\"}]");
+  add_node("nc", "c", NULL, "dedicated=db:NoSchedule");
   add_pods("a", 2, "na", tsc);
   add_pods("b", 2, "nb", tsc);
   return cluster_end();
@@ -380,19 +310,18 @@ static const char *taint_cluster(const char *policy_member) {
 
 static void test_node_taints_policy(void **state) {
   (void)state;
-  sim_run r;
-  run(&r, tsc_policy("      topologyBalanceNodeFit: false\n", NULL, NULL), taint_cluster(""), 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/b-1"));
+  sim_run r =
+      sim_run_ok(tsc_policy("topologyBalanceNodeFit: false", NULL, NULL), taint_cluster(""), 0);
+  assert_evictions(&r, "ns/b-1");
   sim_run_free(&r);
-  run(&r, tsc_policy("      topologyBalanceNodeFit: false\n", NULL, NULL),
-      taint_cluster(",\"nodeTaintsPolicy\":\"Honor\""), 2);
+  r = sim_run_ok(tsc_policy("topologyBalanceNodeFit: false", NULL, NULL),
+                 taint_cluster(",\"nodeTaintsPolicy\":\"Honor\""), 2);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r, "Skipping topology constraint because it is already balanced"),
                    1);
   sim_run_free(&r);
   /* with the fit check on, the tainted node is no target either: nothing moves */
-  run(&r, tsc_policy(NULL, NULL, NULL), taint_cluster(""), 0);
+  r = sim_run_ok(tsc_policy(NULL, NULL, NULL), taint_cluster(""), 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 }
@@ -407,20 +336,18 @@ static void test_match_label_keys(void **state) {
   sim_run r;
   for (int k = 0; k < 2; k++) {
     const char *tsc = k ? with_keys : ZONE_HARD;
-    cluster_begin();
+    begin();
     add_node("na", "a", NULL, NULL);
     add_node("nb", "b", NULL, NULL);
-    add_pod_full("ns", "r1-0", "na", "\"app\":\"x\",\"rev\":\"1\"", NULL, NULL, NULL, tsc);
-    add_pod_full("ns", "r1-1", "na", "\"app\":\"x\",\"rev\":\"1\"", NULL, NULL, NULL, tsc);
-    add_pod_full("ns", "r2-0", "nb", "\"app\":\"x\",\"rev\":\"2\"", NULL, NULL, NULL, tsc);
-    add_pod_full("ns", "r2-1", "nb", "\"app\":\"x\",\"rev\":\"2\"", NULL, NULL, NULL, tsc);
-    run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+    spread_pod("r1-0", "na", tsc, .labels = "app=x,rev=1");
+    spread_pod("r1-1", "na", tsc, .labels = "app=x,rev=1");
+    spread_pod("r2-0", "nb", tsc, .labels = "app=x,rev=2");
+    spread_pod("r2-1", "nb", tsc, .labels = "app=x,rev=2");
+    r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
     if (k == 0) {
       assert_int_equal(r.res.nevictions, 0);
     } else {
-      assert_int_equal(r.res.nevictions, 2);
-      assert_true(sim_evicted(&r, "ns/r1-1"));
-      assert_true(sim_evicted(&r, "ns/r2-1"));
+      assert_evictions(&r, "ns/r1-1", "ns/r2-1");
     }
     sim_run_free(&r);
   }
@@ -434,16 +361,16 @@ static void test_constraint_dedup(void **state) {
   sim_run r;
   for (int ignore = 0; ignore < 2; ignore++) {
     const char *tsc = ignore ? ZONE_HARD_WITH(",\"nodeAffinityPolicy\":\"Ignore\"") : ZONE_HARD;
-    cluster_begin();
-    add_node("na", "a", ",\"disk\":\"ssd\",\"cpu\":\"fast\"", NULL);
-    add_node("nb", "b", ",\"disk\":\"ssd\",\"cpu\":\"fast\"", NULL);
-    const char *ssd = ",\"nodeSelector\":{\"disk\":\"ssd\"}";
-    const char *fast = ",\"nodeSelector\":{\"cpu\":\"fast\"}";
-    add_pod_full("ns", "p-0", "na", "\"app\":\"x\"", NULL, ssd, NULL, tsc);
-    add_pod_full("ns", "p-1", "na", "\"app\":\"x\"", NULL, fast, NULL, tsc);
-    add_pod_full("ns", "p-2", "nb", "\"app\":\"x\"", NULL, ssd, NULL, tsc);
-    add_pod_full("ns", "p-3", "nb", "\"app\":\"x\"", NULL, fast, NULL, tsc);
-    run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 2);
+    begin();
+    add_node("na", "a", "disk=ssd,cpu=fast", NULL);
+    add_node("nb", "b", "disk=ssd,cpu=fast", NULL);
+    const char *ssd = "disk=ssd";
+    const char *fast = "cpu=fast";
+    spread_pod("p-0", "na", tsc, .node_selector = ssd);
+    spread_pod("p-1", "na", tsc, .node_selector = fast);
+    spread_pod("p-2", "nb", tsc, .node_selector = ssd);
+    spread_pod("p-3", "nb", tsc, .node_selector = fast);
+    r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 2);
     assert_int_equal(r.res.nevictions, 0);
     assert_int_equal(
         sim_log_count(&r, "Skipping topology constraint because it is already balanced"),
@@ -458,17 +385,15 @@ static void test_constraint_dedup(void **state) {
  * and among the others the HIGHEST priority goes first (absent priority sorts lowest). */
 static void test_tail_first_picks_highest_priority(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("na", "a", ",\"pool\":\"x\"", NULL);
-  add_node("nb", "b", ",\"pool\":\"x\"", NULL);
-  add_pod_full("ns", "p-sel", "na", "\"app\":\"x\"", NULL,
-               ",\"priority\":1000,\"nodeSelector\":{\"pool\":\"x\"}", NULL, ZONE_HARD);
-  add_pod_full("ns", "p-high", "na", "\"app\":\"x\"", NULL, ",\"priority\":100", NULL, ZONE_HARD);
-  add_pod_full("ns", "p-low", "na", "\"app\":\"x\"", NULL, ",\"priority\":1", NULL, ZONE_HARD);
-  add_pod_full("ns", "p-none", "na", "\"app\":\"x\"", NULL, NULL, NULL, ZONE_HARD);
-  sim_run r;
+  begin();
+  add_node("na", "a", "pool=x", NULL);
+  add_node("nb", "b", "pool=x", NULL);
+  spread_pod("p-sel", "na", ZONE_HARD, .priority = "1000", .node_selector = "pool=x");
+  spread_pod("p-high", "na", ZONE_HARD, .priority = "100");
+  spread_pod("p-low", "na", ZONE_HARD, .priority = "1");
+  spread_pod("p-none", "na", ZONE_HARD);
   /* a=4, b=0: avg 2, move min(2, 2, 2) = 2 */
-  run(&r, tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
   assert_int_equal(r.res.nevictions, 2);
   assert_string_equal(evicted_name(&r, 0), "ns/p-low");
   assert_string_equal(evicted_name(&r, 1), "ns/p-high");
@@ -482,16 +407,15 @@ static void test_fit_reorder(void **state) {
   (void)state;
   sim_run r;
   for (int fit = 0; fit < 2; fit++) {
-    cluster_begin();
+    begin();
     add_node("na", "a", NULL, NULL);
     add_node("nb", "b", NULL, NULL);
-    add_pod_full("ns", "pa", "na", "\"app\":\"x\"", NULL, ",\"priority\":1", NULL, ZONE_HARD);
-    add_pod_full("ns", "pb", "na", "\"app\":\"x\"", NULL, ",\"priority\":2", NULL, ZONE_HARD);
-    add_pod_full("ns", "pbig", "na", "\"app\":\"x\"", NULL, ",\"priority\":3", "10", ZONE_HARD);
-    run(&r, tsc_policy(fit ? NULL : "      topologyBalanceNodeFit: false\n", NULL, NULL),
-        cluster_end(), 0);
-    assert_int_equal(r.res.nevictions, 1);
-    assert_true(sim_evicted(&r, "ns/pb"));
+    spread_pod("pa", "na", ZONE_HARD, .priority = "1");
+    spread_pod("pb", "na", ZONE_HARD, .priority = "2");
+    spread_pod("pbig", "na", ZONE_HARD, .priority = "3", .cpu = "10");
+    r = sim_run_ok(tsc_policy(fit ? NULL : "topologyBalanceNodeFit: false", NULL, NULL),
+                   cluster_end(), 0);
+    assert_evictions(&r, "ns/pb");
     sim_run_free(&r);
   }
 }
@@ -499,7 +423,7 @@ static void test_fit_reorder(void **state) {
 /* ---------- the final eviction pass ---------- */
 
 static const char *worked_example_cluster(void) {
-  cluster_begin();
+  begin();
   three_zones();
   add_pods("a", 5, "na", ZONE_HARD);
   add_pods("b", 1, "nb", ZONE_HARD);
@@ -509,8 +433,8 @@ static const char *worked_example_cluster(void) {
 /* A node limit skips the node's remaining picks without asking again. */
 static void test_node_limit_skips_node(void **state) {
   (void)state;
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, "maxNoOfPodsToEvictPerNode: 1\n"), worked_example_cluster(), 0);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, "maxNoOfPodsToEvictPerNode: 1\n"),
+                         worked_example_cluster(), 0);
   assert_int_equal(r.res.nevictions, 1);
   assert_string_equal(evicted_name(&r, 0), "ns/a-3");
   assert_int_equal(sim_log_count(&r, "maximum number of evicted pods per node reached"), 1);
@@ -520,8 +444,8 @@ static void test_node_limit_skips_node(void **state) {
 /* The total limit stops the plugin. */
 static void test_total_limit_stops(void **state) {
   (void)state;
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, "maxNoOfPodsToEvictTotal: 2\n"), worked_example_cluster(), 0);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, "maxNoOfPodsToEvictTotal: 2\n"),
+                         worked_example_cluster(), 0);
   assert_int_equal(r.res.nevictions, 2);
   assert_int_equal(
       sim_log_count(&r, "maximum number of evicted pods per a descheduling cycle reached"), 1);
@@ -533,25 +457,23 @@ static void test_total_limit_stops(void **state) {
 static void test_pre_eviction_filter_rechecked(void **state) {
   (void)state;
   const char *tsc = ZONE_HARD_WITH(",\"nodeAffinityPolicy\":\"Ignore\"");
-  cluster_begin();
-  add_node("na", "a", ",\"pool\":\"a\"", NULL);
+  begin();
+  add_node("na", "a", "pool=a", NULL);
   add_node("nb", "b", NULL, NULL);
-  const char *pin = ",\"nodeSelector\":{\"pool\":\"a\"}";
-  add_pod_full("ns", "a-0", "na", "\"app\":\"x\"", NULL, pin, NULL, tsc);
-  add_pod_full("ns", "a-1", "na", "\"app\":\"x\"", NULL, pin, NULL, tsc);
-  add_pod_full("ns", "a-2", "na", "\"app\":\"x\"", NULL, pin, NULL, tsc);
+  const char *pin = "pool=a";
+  spread_pod("a-0", "na", tsc, .node_selector = pin);
+  spread_pod("a-1", "na", tsc, .node_selector = pin);
+  spread_pod("a-2", "na", tsc, .node_selector = pin);
   const char *c = cluster_end();
-  sim_run r;
-  run(&r, tsc_policy("      topologyBalanceNodeFit: false\n", "      nodeFit: true\n", NULL), c, 0);
+  sim_run r = sim_run_ok(tsc_policy("topologyBalanceNodeFit: false", "nodeFit: true", NULL), c, 0);
   assert_int_equal(r.res.nevictions, 0);
   assert_int_equal(sim_log_count(&r, "pod does not fit on any other node because of "
                                      "nodeSelector(s), Taint(s), or nodes marked as unschedulable"),
                    1);
   sim_run_free(&r);
   /* the same pick without the evictor's nodeFit goes through */
-  run(&r, tsc_policy("      topologyBalanceNodeFit: false\n", NULL, NULL), c, 0);
-  assert_int_equal(r.res.nevictions, 1);
-  assert_true(sim_evicted(&r, "ns/a-2"));
+  r = sim_run_ok(tsc_policy("topologyBalanceNodeFit: false", NULL, NULL), c, 0);
+  assert_evictions(&r, "ns/a-2");
   sim_run_free(&r);
 }
 
@@ -559,30 +481,29 @@ static void test_pre_eviction_filter_rechecked(void **state) {
  * processed in name order, and `namespaces` restricts both counting and eviction. */
 static void test_namespaces(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   add_node("na", "a", NULL, NULL);
   add_node("nb", "b", NULL, NULL);
   /* beta sits on b, alpha on a: together a=2, b=2 would look balanced */
-  add_pod_full("beta", "p-0", "nb", "\"app\":\"x\"", NULL, NULL, NULL, ZONE_HARD);
-  add_pod_full("beta", "p-1", "nb", "\"app\":\"x\"", NULL, NULL, NULL, ZONE_HARD);
-  add_pod_full("alpha", "p-0", "na", "\"app\":\"x\"", NULL, NULL, NULL, ZONE_HARD);
-  add_pod_full("alpha", "p-1", "na", "\"app\":\"x\"", NULL, NULL, NULL, ZONE_HARD);
+  spread_pod("p-0", "nb", ZONE_HARD, .ns = "beta");
+  spread_pod("p-1", "nb", ZONE_HARD, .ns = "beta");
+  spread_pod("p-0", "na", ZONE_HARD, .ns = "alpha");
+  spread_pod("p-1", "na", ZONE_HARD, .ns = "alpha");
   const char *c = cluster_end();
-  sim_run r;
-  run(&r, tsc_policy(NULL, NULL, NULL), c, 0);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), c, 0);
   assert_int_equal(r.res.nevictions, 2);
   assert_string_equal(evicted_name(&r, 0), "alpha/p-1");
   assert_string_equal(evicted_name(&r, 1), "beta/p-1");
   sim_run_free(&r);
-  run(&r, tsc_policy(NULL, NULL, "maxNoOfPodsToEvictTotal: 1\n"), c, 0);
+  r = sim_run_ok(tsc_policy(NULL, NULL, "maxNoOfPodsToEvictTotal: 1\n"), c, 0);
   assert_int_equal(r.res.nevictions, 1);
   assert_string_equal(evicted_name(&r, 0), "alpha/p-1");
   sim_run_free(&r);
-  run(&r, tsc_policy("      namespaces: {exclude: [alpha]}\n", NULL, NULL), c, 0);
+  r = sim_run_ok(tsc_policy("namespaces: {exclude: [alpha]}", NULL, NULL), c, 0);
   assert_int_equal(r.res.nevictions, 1);
   assert_string_equal(evicted_name(&r, 0), "beta/p-1");
   sim_run_free(&r);
-  run(&r, tsc_policy("      labelSelector: {matchLabels: {app: other}}\n", NULL, NULL), c, 0);
+  r = sim_run_ok(tsc_policy("labelSelector: {matchLabels: {app: other}}", NULL, NULL), c, 0);
   assert_int_equal(r.res.nevictions, 0);
   sim_run_free(&r);
 }
