@@ -7,6 +7,7 @@
  * vectors do (conformance/upstream/README.md §7): it evicts every pod it lists that passes
  * Filter and PreEvictionFilter (test pods have no creationTimestamp, so they are old). Where a
  * test has several pods, the carrier selects only those labelled role=target. */
+#include "support/fixtures.h"
 #include "support/support.h"
 
 #include <stdio.h>
@@ -14,112 +15,37 @@
 
 /* ---------- inputs ---------- */
 
-static char policy_buf[8192];
-
 /* DefaultEvictor args (YAML flow text, NULL for none); target_only: the carrier evicts only
  * pods labelled role=target. */
 static const char *de_policy_sel(const char *args, bool target_only) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "    args: %s\n"
-           "  - name: PodLifeTime\n"
-           "    args: {maxPodLifeTimeSeconds: 0%s}\n"
-           "  plugins:\n"
-           "    deschedule:\n"
-           "      enabled: [PodLifeTime]\n",
-           args ? args : "{}", target_only ? ", labelSelector: {matchLabels: {role: target}}" : "");
-  return policy_buf;
+  return plugin_policy(.plugin = "PodLifeTime",
+                       .args = target_only ? "{maxPodLifeTimeSeconds: 0, labelSelector: "
+                                             "{matchLabels: {role: target}}}"
+                                           : "{maxPodLifeTimeSeconds: 0}",
+                       .evictor_args = args ? args : "{}");
 }
 
 static const char *de_policy(const char *args) {
   return de_policy_sel(args, false);
 }
 
-static char cluster_buf[1 << 16];
-static size_t cluster_len;
-static int cluster_items;
-
-static void add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void add(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (cluster_items++)
-    cluster_buf[cluster_len++] = ',';
-  cluster_len +=
-      (size_t)vsnprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, fmt, ap);
-  va_end(ap);
-}
-
-static void cluster_begin(void) {
-  cluster_items = 0;
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-}
-
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
-}
-
-/* A node of 4 cpu / 8Gi / 110 pods. meta: extra metadata members (labels); spec: spec
- * members; status: extra status members (conditions). */
-static void add_node(const char *name, const char *meta, const char *spec, const char *status) {
-  add("{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\"%s%s},\"spec\":{%s},"
-      "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}%s%s}}",
-      name, meta ? "," : "", meta ? meta : "", spec ? spec : "", status ? "," : "",
-      status ? status : "");
+/* nodes of 4 cpu / 8Gi / 110 pods */
+static void begin(void) {
+  cluster_begin();
+  cluster_capacity("4", "8Gi", "110");
 }
 
 static void two_nodes(void) {
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, NULL, NULL);
-}
-
-#define RS_OWNER                                                                                   \
-  "[{\"apiVersion\":\"apps/"                                                                       \
-  "v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":true}]"
-
-/* A pod in namespace ns on node. owners: a JSON array (NULL = one ReplicaSet owner, "" = none);
- * meta / spec / status: extra members of those objects (status without phase = Running). */
-static void add_pod_full(const char *ns, const char *name, const char *node, const char *owners,
-                         const char *meta, const char *spec, const char *status) {
-  char own[1024] = "";
-  if (!owners)
-    snprintf(own, sizeof own, ",\"ownerReferences\":%s", RS_OWNER);
-  else if (*owners)
-    snprintf(own, sizeof own, ",\"ownerReferences\":%s", owners);
-  bool has_phase = status && strstr(status, "\"phase\"");
-  bool has_containers = spec && strstr(spec, "\"containers\"");
-  add("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-      "\"uid\":\"uid-%s-%s\"%s%s%s},"
-      "\"spec\":{\"nodeName\":\"%s\"%s%s%s},"
-      "\"status\":{%s%s%s}}",
-      name, ns, ns, name, own, meta ? "," : "", meta ? meta : "", node,
-      has_containers ? "" : ",\"containers\":[{\"name\":\"c\",\"image\":\"img\"}]", spec ? "," : "",
-      spec ? spec : "", has_phase ? "" : "\"phase\":\"Running\"", (status && !has_phase) ? "," : "",
-      status ? status : "");
-}
-
-static void add_pod(const char *name, const char *meta, const char *spec, const char *status) {
-  add_pod_full("ns", name, "n1", NULL, meta, spec, status);
+  cluster_node("n1");
+  cluster_node("n2");
 }
 
 /* ---------- running ---------- */
 
 static sim_run R;
-static bool have_run;
 
 static void run_at(const char *policy, const char *now, int v) {
-  if (have_run)
-    sim_run_free(&R);
-  have_run = true;
-  if (sim_run_strings(&R, policy, cluster_end(), false, now, v) != 0)
-    fail_msg("cycle failed: %s", R.err.msg);
+  sim_rerun(&R, policy, cluster_end(), false, now, v);
 }
 
 static void run(const char *policy) {
@@ -128,9 +54,7 @@ static void run(const char *policy) {
 
 static int teardown(void **state) {
   (void)state;
-  if (have_run)
-    sim_run_free(&R);
-  have_run = false;
+  sim_run_free(&R);
   return 0;
 }
 
@@ -273,12 +197,13 @@ static void test_validation_messages(void **state) {
 
 static void test_local_storage(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("empty-dir", NULL, "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]", NULL);
-  add_pod("host-path", NULL, "\"volumes\":[{\"name\":\"v\",\"hostPath\":{\"path\":\"/x\"}}]", NULL);
-  add_pod("config-map", NULL, "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}}]",
-          NULL);
+  cluster_pod("empty-dir", "n1", .spec = "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]");
+  cluster_pod("host-path", "n1",
+              .spec = "\"volumes\":[{\"name\":\"v\",\"hostPath\":{\"path\":\"/x\"}}]");
+  cluster_pod("config-map", "n1",
+              .spec = "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}}]");
   run(de_policy(NULL));
   assert_kept("ns/empty-dir");
   assert_kept("ns/host-path");
@@ -298,12 +223,12 @@ static void test_local_storage(void **state) {
 
 static void test_system_critical(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("critical", NULL, "\"priority\":2000000000", NULL);
-  add_pod("node-critical", NULL, "\"priority\":2000001000", NULL);
-  add_pod("just-below", NULL, "\"priority\":1999999999", NULL);
-  add_pod("no-priority", NULL, NULL, NULL);
+  cluster_pod("critical", "n1", .priority = "2000000000");
+  cluster_pod("node-critical", "n1", .priority = "2000001000");
+  cluster_pod("just-below", "n1", .priority = "1999999999");
+  cluster_pod("no-priority", "n1");
   run(de_policy(NULL));
   assert_kept("ns/critical");
   assert_kept("ns/node-critical");
@@ -328,15 +253,16 @@ static void test_system_critical(void **state) {
 
 static void test_priority_threshold(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add("{\"kind\":\"PriorityClass\",\"apiVersion\":\"scheduling.k8s.io/v1\",\"metadata\":{\"name\":"
+  cluster_item(
+      "{\"kind\":\"PriorityClass\",\"apiVersion\":\"scheduling.k8s.io/v1\",\"metadata\":{\"name\":"
       "\"high\"},\"value\":1000}");
-  add_pod("p999", NULL, "\"priority\":999", NULL);
-  add_pod("p1000", NULL, "\"priority\":1000", NULL);
-  add_pod("p5000", NULL, "\"priority\":5000", NULL);
-  add_pod("none", NULL, NULL, NULL);
-  add_pod("negative", NULL, "\"priority\":-10", NULL);
+  cluster_pod("p999", "n1", .priority = "999");
+  cluster_pod("p1000", "n1", .priority = "1000");
+  cluster_pod("p5000", "n1", .priority = "5000");
+  cluster_pod("none", "n1");
+  cluster_pod("negative", "n1", .priority = "-10");
   run(de_policy("{priorityThreshold: {value: 1000}}"));
   assert_evicted("ns/p999");
   assert_kept("ns/p1000");
@@ -360,11 +286,11 @@ static void test_priority_threshold(void **state) {
 
 static void test_failed_bare_pods(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod_full("ns", "bare-running", "n1", "", NULL, NULL, NULL);
-  add_pod_full("ns", "bare-failed", "n1", "", NULL, NULL, "\"phase\":\"Failed\"");
-  add_pod_full("ns", "owned-failed", "n1", NULL, NULL, NULL, "\"phase\":\"Failed\"");
+  cluster_pod("bare-running", "n1", .owner = "");
+  cluster_pod("bare-failed", "n1", .owner = "", .phase = "Failed");
+  cluster_pod("owned-failed", "n1", .phase = "Failed");
   run(de_policy(NULL));
   assert_kept("ns/bare-running");
   assert_kept("ns/bare-failed");
@@ -389,16 +315,11 @@ static void test_failed_bare_pods(void **state) {
 
 static void test_daemonset_pods(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod_full("ns", "ds", "n1",
-               "[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"uid\":\"d-uid\",\"controller\":true}]",
-               NULL, NULL, NULL);
-  add_pod_full("ns", "ds-second-owner", "n1",
-               "[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"uid\":\"r\"},{\"kind\":\"DaemonSet\","
-               "\"name\":\"d\",\"uid\":\"d-uid\"}]",
-               NULL, NULL, NULL);
-  add_pod("rs", NULL, NULL, NULL);
+  cluster_pod("ds", "n1", .owner = "DaemonSet/d");
+  cluster_pod("ds-second-owner", "n1", .owner = "ReplicaSet/r,DaemonSet/d");
+  cluster_pod("rs", "n1");
   run(de_policy(NULL));
   assert_only("ns/rs");
   assert_checks("ns/ds", "daemonset pods are protected against eviction");
@@ -416,23 +337,24 @@ static void add_pvc(const char *name, const char *storage_class) {
   char spec[256] = "";
   if (storage_class)
     snprintf(spec, sizeof spec, "\"storageClassName\":\"%s\"", storage_class);
-  add("{\"kind\":\"PersistentVolumeClaim\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\","
+  cluster_item(
+      "{\"kind\":\"PersistentVolumeClaim\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\","
       "\"namespace\":\"ns\"},\"spec\":{%s}}",
       name, spec);
 }
 
 static void test_pods_with_pvc(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
   add_pvc("fast-claim", "fast");
   add_pvc("slow-claim", "slow");
   add_pvc("classless-claim", NULL);
-  add_pod("on-fast", NULL, PVC_VOLUME("fast-claim"), NULL);
-  add_pod("on-slow", NULL, PVC_VOLUME("slow-claim"), NULL);
-  add_pod("on-missing", NULL, PVC_VOLUME("missing-claim"), NULL);
-  add_pod("on-classless", NULL, PVC_VOLUME("classless-claim"), NULL);
-  add_pod("no-pvc", NULL, NULL, NULL);
+  cluster_pod("on-fast", "n1", .spec = PVC_VOLUME("fast-claim"));
+  cluster_pod("on-slow", "n1", .spec = PVC_VOLUME("slow-claim"));
+  cluster_pod("on-missing", "n1", .spec = PVC_VOLUME("missing-claim"));
+  cluster_pod("on-classless", "n1", .spec = PVC_VOLUME("classless-claim"));
+  cluster_pod("no-pvc", "n1");
 
   /* off by default */
   run(de_policy(NULL));
@@ -470,24 +392,28 @@ static void test_pods_with_pvc(void **state) {
 
 static void test_pods_without_pdb(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add("{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/"
+  cluster_item(
+      "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/"
       "v1\",\"metadata\":{\"name\":\"pdb\","
       "\"namespace\":\"ns\"},\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":"
       "\"web\"}}}}");
-  add("{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
+  cluster_item(
+      "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
       "\"other-ns\",\"namespace\":\"other\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":"
       "\"db\"}}}}");
-  add("{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
+  cluster_item(
+      "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
       "\"all\",\"namespace\":\"every\"},\"spec\":{\"selector\":{}}}");
-  add("{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
+  cluster_item(
+      "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
       "\"nil-selector\",\"namespace\":\"none\"},\"spec\":{\"minAvailable\":1}}");
-  add_pod("web", "\"labels\":{\"app\":\"web\"}", NULL, NULL);
-  add_pod("db", "\"labels\":{\"app\":\"db\"}", NULL, NULL);
-  add_pod("unlabelled", NULL, NULL, NULL);
-  add_pod_full("every", "any", "n1", NULL, NULL, NULL, NULL);
-  add_pod_full("none", "nil", "n1", NULL, "\"labels\":{\"app\":\"web\"}", NULL, NULL);
+  cluster_pod("web", "n1", .labels = "app=web");
+  cluster_pod("db", "n1", .labels = "app=db");
+  cluster_pod("unlabelled", "n1");
+  cluster_pod("any", "n1", .ns = "every");
+  cluster_pod("nil", "n1", .ns = "none", .labels = "app=web");
 
   run(de_policy(NULL));
   assert_int_equal(R.res.nevictions, 5);
@@ -508,11 +434,11 @@ static void test_pods_without_pdb(void **state) {
 
 static void test_pods_with_resource_claims(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("claims", NULL, "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}]",
-          NULL);
-  add_pod("plain", NULL, NULL, NULL);
+  cluster_pod("claims", "n1",
+              .spec = "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}]");
+  cluster_pod("plain", "n1");
   run(de_policy(NULL));
   assert_int_equal(R.res.nevictions, 2);
   run(de_policy("{podProtections: {extraEnabled: [PodsWithResourceClaims]}}"));
@@ -525,13 +451,12 @@ static void test_pods_with_resource_claims(void **state) {
 /* podProtections lists, when either is non-empty, replace the deprecated booleans. */
 static void test_legacy_versus_pod_protections(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("local", NULL, "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]", NULL);
-  add_pod("pvc", NULL, PVC_VOLUME("c"), NULL);
-  add_pod_full("ns", "ds", "n1", "[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"uid\":\"d\"}]", NULL,
-               NULL, NULL);
-  add_pod("critical", NULL, "\"priority\":2000000000", NULL);
+  cluster_pod("local", "n1", .spec = "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]");
+  cluster_pod("pvc", "n1", .spec = PVC_VOLUME("c"));
+  cluster_pod("ds", "n1", .owner = "DaemonSet/d");
+  cluster_pod("critical", "n1", .priority = "2000000000");
   /* extraEnabled alone: all four defaults stay on */
   run(de_policy("{podProtections: {extraEnabled: [PodsWithPVC]}}"));
   assert_int_equal(R.res.nevictions, 0);
@@ -561,12 +486,12 @@ static void test_legacy_versus_pod_protections(void **state) {
 
 static void test_mirror_static_terminating(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("mirror", "\"annotations\":{\"kubernetes.io/config.mirror\":\"abc\"}", NULL, NULL);
-  add_pod("static-file", "\"annotations\":{\"kubernetes.io/config.source\":\"file\"}", NULL, NULL);
-  add_pod("source-api", "\"annotations\":{\"kubernetes.io/config.source\":\"api\"}", NULL, NULL);
-  add_pod("terminating", "\"deletionTimestamp\":\"2025-12-31T23:59:00Z\"", NULL, NULL);
+  cluster_pod("mirror", "n1", .annotations = "kubernetes.io/config.mirror=abc");
+  cluster_pod("static-file", "n1", .annotations = "kubernetes.io/config.source=file");
+  cluster_pod("source-api", "n1", .annotations = "kubernetes.io/config.source=api");
+  cluster_pod("terminating", "n1", .deleted = "2025-12-31T23:59:00Z");
   /* these checks hold even with every protection off */
   run(de_policy("{evictLocalStoragePods: true, evictDaemonSetPods: true, evictSystemCriticalPods: "
                 "true, evictFailedBarePods: true}"));
@@ -578,19 +503,17 @@ static void test_mirror_static_terminating(void **state) {
 
 static void test_evict_annotation_bypasses_filter(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, "\"unschedulable\":true", NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2", .unschedulable = true);
   /* mirror, DaemonSet, local storage, critical, bare: all skipped by the annotation */
-  add_pod_full("ns", "forced", "n1", "[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"uid\":\"d\"}]",
-               "\"annotations\":{\"descheduler.alpha.kubernetes.io/evict\":\"\","
-               "\"kubernetes.io/config.mirror\":\"x\"}",
-               "\"priority\":2000000000,\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]", NULL);
-  add_pod_full("ns", "forced-bare", "n1", "",
-               "\"annotations\":{\"descheduler.alpha.kubernetes.io/evict\":\"true\"},"
-               "\"deletionTimestamp\":\"2025-12-31T23:59:00Z\"",
-               NULL, NULL);
-  add_pod("plain-mirror", "\"annotations\":{\"kubernetes.io/config.mirror\":\"x\"}", NULL, NULL);
+  cluster_pod("forced", "n1",
+              .annotations = "descheduler.alpha.kubernetes.io/evict=,kubernetes.io/config.mirror=x",
+              .owner = "DaemonSet/d", .priority = "2000000000",
+              .spec = "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]");
+  cluster_pod("forced-bare", "n1", .annotations = "descheduler.alpha.kubernetes.io/evict=true",
+              .owner = "", .deleted = "2025-12-31T23:59:00Z");
+  cluster_pod("plain-mirror", "n1", .annotations = "kubernetes.io/config.mirror=x");
   run(de_policy("{labelSelector: {matchLabels: {app: never}}, minReplicas: 5, minPodAge: 1h}"));
   assert_evicted("ns/forced");
   assert_evicted("ns/forced-bare");
@@ -608,20 +531,18 @@ static void test_evict_annotation_bypasses_filter(void **state) {
 
 static void test_no_eviction_policy(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("prefers-not",
-          "\"annotations\":{\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\"}", NULL,
-          NULL);
-  add_pod("both",
-          "\"annotations\":{\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\","
-          "\"descheduler.alpha.kubernetes.io/evict\":\"\"}",
-          NULL, NULL);
-  add_pod("prefers-not-mirror",
-          "\"annotations\":{\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":"
-          "\"\",\"kubernetes.io/config.mirror\":\"x\"}",
-          NULL, NULL);
-  add_pod("plain", NULL, NULL, NULL);
+  cluster_pod("prefers-not", "n1",
+              .annotations = "descheduler.alpha.kubernetes.io/prefer-no-eviction=");
+  cluster_pod("both", "n1",
+              .annotations = "descheduler.alpha.kubernetes.io/"
+                             "prefer-no-eviction=,descheduler.alpha.kubernetes.io/evict=");
+  cluster_pod(
+      "prefers-not-mirror", "n1",
+      .annotations =
+          "descheduler.alpha.kubernetes.io/prefer-no-eviction=,kubernetes.io/config.mirror=x");
+  cluster_pod("plain", "n1");
   /* Preferred (the default): the annotation only orders candidates */
   const char *preferred[] = {NULL, "{noEvictionPolicy: Preferred}", "{noEvictionPolicy: ''}"};
   for (size_t i = 0; i < 3; i++) {
@@ -644,11 +565,11 @@ static void test_no_eviction_policy(void **state) {
 
 static void test_label_selector(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("web", "\"labels\":{\"app\":\"web\",\"tier\":\"front\"}", NULL, NULL);
-  add_pod("db", "\"labels\":{\"app\":\"db\"}", NULL, NULL);
-  add_pod("none", NULL, NULL, NULL);
+  cluster_pod("web", "n1", .labels = "app=web,tier=front");
+  cluster_pod("db", "n1", .labels = "app=db");
+  cluster_pod("none", "n1");
   run(de_policy("{labelSelector: {matchLabels: {app: web}}}"));
   assert_only("ns/web");
   assert_checks("ns/db",
@@ -669,16 +590,16 @@ static void test_label_selector(void **state) {
 
 static void test_min_replicas(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod("a", "\"labels\":{\"role\":\"target\"}", NULL, NULL);
-  add_pod("b", NULL, NULL, NULL);
+  cluster_pod("a", "n1", .labels = "role=target");
+  cluster_pod("b", "n1");
   run(de_policy_sel("{minReplicas: 3}", true));
   assert_int_equal(R.res.nevictions, 0);
   assert_checks("ns/a", "owner has 2 replicas which is less than minReplicas of 3");
 
   /* pods of the owner in any namespace and any phase count */
-  add_pod_full("elsewhere", "c", "n2", NULL, NULL, NULL, "\"phase\":\"Succeeded\"");
+  cluster_pod("c", "n2", .ns = "elsewhere", .phase = "Succeeded");
   run(de_policy_sel("{minReplicas: 3}", true));
   assert_only("ns/a");
   run(de_policy_sel("{minReplicas: 4}", true));
@@ -693,10 +614,7 @@ static void test_min_replicas(void **state) {
                 "eviction. This check will be ignored during eviction.\n");
 
   /* two owners: not supported, the check passes */
-  add_pod_full("ns", "two-owners", "n1",
-               "[{\"kind\":\"ReplicaSet\",\"name\":\"x\",\"uid\":\"x\"},{\"kind\":\"ReplicaSet\","
-               "\"name\":\"y\",\"uid\":\"y\"}]",
-               "\"labels\":{\"role\":\"target\"}", NULL, NULL);
+  cluster_pod("two-owners", "n1", .labels = "role=target", .owner = "ReplicaSet/x,ReplicaSet/y");
   run(de_policy_sel("{minReplicas: 10}", true));
   assert_only("ns/two-owners");
   assert_logged(
@@ -706,13 +624,13 @@ static void test_min_replicas(void **state) {
 
 static void test_min_pod_age(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
   /* now = 2026-01-01T00:00:00Z */
-  add_pod("four-minutes", NULL, NULL, "\"startTime\":\"2025-12-31T23:56:00Z\"");
-  add_pod("five-minutes", NULL, NULL, "\"startTime\":\"2025-12-31T23:55:00Z\"");
-  add_pod("six-minutes", NULL, NULL, "\"startTime\":\"2025-12-31T23:54:00Z\"");
-  add_pod("not-started", NULL, NULL, NULL);
+  cluster_pod("four-minutes", "n1", .status = "\"startTime\":\"2025-12-31T23:56:00Z\"");
+  cluster_pod("five-minutes", "n1", .status = "\"startTime\":\"2025-12-31T23:55:00Z\"");
+  cluster_pod("six-minutes", "n1", .status = "\"startTime\":\"2025-12-31T23:54:00Z\"");
+  cluster_pod("not-started", "n1");
   run(de_policy("{minPodAge: 5m}"));
   assert_kept("ns/four-minutes");
   assert_evicted("ns/five-minutes");
@@ -731,13 +649,13 @@ static void test_min_pod_age(void **state) {
 
 static void test_node_fit(void **state) {
   (void)state;
-  const char *target_on_n1 = "\"labels\":{\"role\":\"target\"}";
+  const char *target = "role=target";
 
   /* the only other node is cordoned */
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, "\"unschedulable\":true", NULL);
-  add_pod("t", target_on_n1, NULL, NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2", .unschedulable = true);
+  cluster_pod("t", "n1", .labels = target);
   run(de_policy_sel("{nodeFit: true}", true));
   assert_int_equal(R.res.nevictions, 0);
   assert_logged(
@@ -753,76 +671,67 @@ static void test_node_fit(void **state) {
   /* taints: NoSchedule and NoExecute count, PreferNoSchedule does not */
   const char *taints[] = {"NoSchedule", "NoExecute", "PreferNoSchedule"};
   for (size_t i = 0; i < 3; i++) {
-    char spec[256];
-    snprintf(spec, sizeof spec,
-             "\"taints\":[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"%s\"}]", taints[i]);
-    cluster_begin();
-    add_node("n1", NULL, NULL, NULL);
-    add_node("n2", NULL, spec, NULL);
-    add_pod("t", target_on_n1, NULL, NULL);
+    char taint[64];
+    snprintf(taint, sizeof taint, "dedicated=x:%s", taints[i]);
+    begin();
+    cluster_node("n1");
+    cluster_node("n2", .taints = taint);
+    cluster_pod("t", "n1", .labels = target);
     run(de_policy_sel("{nodeFit: true}", true));
     assert_int_equal(R.res.nevictions, i == 2 ? 1 : 0);
     if (i < 2)
       assert_logged("node=\"n2\" err=\"pod does not tolerate taints on the node\"");
   }
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL,
-           "\"taints\":[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]", NULL);
-  add_pod("t", target_on_n1,
-          "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"x\","
-          "\"effect\":\"NoSchedule\"}]",
-          NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2", .taints = "dedicated=x:NoSchedule");
+  cluster_pod("t", "n1", .labels = target,
+              .spec =
+                  "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"x\","
+                  "\"effect\":\"NoSchedule\"}]");
   run(de_policy_sel("{nodeFit: true}", true));
   assert_only("ns/t");
   assert_logged("\"Pod fits on node\" pod=\"ns/t\" node=\"n2\"\n");
 
   /* node selector */
-  cluster_begin();
-  add_node("n1", "\"labels\":{\"disk\":\"ssd\"}", NULL, NULL);
-  add_node("n2", "\"labels\":{\"disk\":\"hdd\"}", NULL, NULL);
-  add_pod("t", target_on_n1, "\"nodeSelector\":{\"disk\":\"ssd\"}", NULL);
+  begin();
+  cluster_node("n1", .labels = "disk=ssd");
+  cluster_node("n2", .labels = "disk=hdd");
+  cluster_pod("t", "n1", .labels = target, .node_selector = "disk=ssd");
   run(de_policy_sel("{nodeFit: true}", true));
   assert_int_equal(R.res.nevictions, 0);
   assert_logged("node=\"n2\" err=\"pod node selector does not match the node label\"");
-  add_node("n3", "\"labels\":{\"disk\":\"ssd\"}", NULL, NULL);
+  cluster_node("n3", .labels = "disk=ssd");
   run(de_policy_sel("{nodeFit: true}", true));
   assert_only("ns/t");
 
   /* resources: n2 has 4 cpu, 2 of them requested by a pod already there */
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, NULL, NULL);
-  add_pod("t", target_on_n1,
-          "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]", NULL);
-  add_pod_full("ns", "big", "n2", NULL, NULL,
-               "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]",
-               NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("t", "n1", .labels = target, .cpu = "3");
+  cluster_pod("big", "n2", .cpu = "2");
   run(de_policy_sel("{nodeFit: true}", true));
   assert_int_equal(R.res.nevictions, 0);
   assert_logged("\"Pod does not fit on node\" pod=\"ns/t\" node=\"n2\" err=\"insufficient cpu\"\n");
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, NULL, NULL);
-  add_pod("t", target_on_n1,
-          "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]", NULL);
-  add_pod_full("ns", "big", "n2", NULL, NULL,
-               "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]",
-               NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("t", "n1", .labels = target, .cpu = "2");
+  cluster_pod("big", "n2", .cpu = "2");
   run(de_policy_sel("{nodeFit: true}", true));
   assert_only("ns/t");
 
   /* the evictor's own nodeSelector picks the candidates; NotReady nodes are never candidates */
-  cluster_begin();
-  add_node("n1", NULL, NULL, NULL);
-  add_node("n2", NULL, NULL, NULL);
-  add_node("n3", "\"labels\":{\"pool\":\"b\"}", NULL,
-           "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]");
-  add_pod("t", target_on_n1, NULL, NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_node("n3", .labels = "pool=b", .ready = "False");
+  cluster_pod("t", "n1", .labels = target);
   run(de_policy_sel("{nodeFit: true, nodeSelector: \"pool=b\"}", true));
   assert_int_equal(R.res.nevictions, 0);
   assert_not_logged("pod=\"ns/t\" node=\"n2\"");
-  add_node("n4", "\"labels\":{\"pool\":\"b\"}", NULL, NULL);
+  cluster_node("n4", .labels = "pool=b");
   run(de_policy_sel("{nodeFit: true, nodeSelector: \"pool=b\"}", true));
   assert_only("ns/t");
   assert_logged("\"Pod fits on node\" pod=\"ns/t\" node=\"n4\"\n");
@@ -836,15 +745,17 @@ static void test_node_fit(void **state) {
 
 static void test_namespace_label_selector(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add("{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-a\",\"labels\":"
+  cluster_item(
+      "{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-a\",\"labels\":"
       "{\"team\":\"a\"}}}");
-  add("{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-b\",\"labels\":"
+  cluster_item(
+      "{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-b\",\"labels\":"
       "{\"team\":\"b\"}}}");
-  add_pod_full("team-a", "pa", "n1", NULL, NULL, NULL, NULL);
-  add_pod_full("team-b", "pb", "n1", NULL, NULL, NULL, NULL);
-  add_pod_full("unlisted", "pu", "n1", NULL, NULL, NULL, NULL);
+  cluster_pod("pa", "n1", .ns = "team-a");
+  cluster_pod("pb", "n1", .ns = "team-b");
+  cluster_pod("pu", "n1", .ns = "unlisted");
   run(de_policy("{namespaceLabelSelector: {matchLabels: {team: a}}}"));
   assert_only("team-a/pa");
   assert_logged("\"pod namespace do not match the namespaceLabelSelector filter in the policy "
@@ -863,13 +774,12 @@ static void test_namespace_label_selector(void **state) {
 /* The V4 line: one check prints as itself, several as [a, b] in check order; none at V3. */
 static void test_checks_line_format(void **state) {
   (void)state;
-  cluster_begin();
+  begin();
   two_nodes();
-  add_pod_full(
-      "ns", "many", "n1", "",
-      "\"labels\":{\"app\":\"x\"},\"annotations\":{\"kubernetes.io/config.mirror\":\"m\","
-      "\"kubernetes.io/config.source\":\"file\"},\"deletionTimestamp\":\"2025-12-31T00:00:00Z\"",
-      "\"priority\":2000000000,\"volumes\":[{\"name\":\"v\",\"hostPath\":{\"path\":\"/\"}}]", NULL);
+  cluster_pod("many", "n1", .labels = "app=x",
+              .annotations = "kubernetes.io/config.mirror=m,kubernetes.io/config.source=file",
+              .owner = "", .deleted = "2025-12-31T00:00:00Z", .priority = "2000000000",
+              .spec = "\"volumes\":[{\"name\":\"v\",\"hostPath\":{\"path\":\"/\"}}]");
   run(de_policy("{labelSelector: {matchLabels: {app: z}}, minPodAge: 1m}"));
   assert_int_equal(R.res.nevictions, 0);
   assert_checks(

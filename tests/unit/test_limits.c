@@ -5,111 +5,47 @@
  * The carrier is PodLifeTime with maxPodLifeTimeSeconds: 0: it lists the pods of every cycle
  * node (nodes by name, pods by name), all equally old, and evicts them in that order; at a
  * node limit it goes on with the next pod, at the total limit it stops. */
+#include "support/fixtures.h"
 #include "support/support.h"
 
 #include "../../src/obs/log.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 /* ---------- inputs ---------- */
 
-static char policy_buf[8192];
-
-/* One profile p with the carrier; `top` holds top-level keys (limits), `plt_extra` more
- * PodLifeTime args. */
-static const char *plt_policy(const char *top, const char *plt_extra) {
-  snprintf(policy_buf, sizeof policy_buf,
-           "apiVersion: descheduler/v1alpha2\n"
-           "kind: DeschedulerPolicy\n"
-           "%s"
-           "profiles:\n"
-           "- name: p\n"
-           "  pluginConfig:\n"
-           "  - name: DefaultEvictor\n"
-           "  - name: PodLifeTime\n"
-           "    args: {maxPodLifeTimeSeconds: 0%s}\n"
-           "  plugins:\n"
-           "    deschedule:\n"
-           "      enabled: [PodLifeTime]\n",
-           top ? top : "", plt_extra ? plt_extra : "");
-  return policy_buf;
+/* One profile p with the carrier; `top` holds top-level keys (limits). */
+static const char *plt_policy(const char *top) {
+  return plugin_policy(.plugin = "PodLifeTime", .args = "{maxPodLifeTimeSeconds: 0}", .top = top);
 }
 
-static char cluster_buf[1 << 16];
-static size_t cluster_len;
-static int cluster_items;
-
-static void add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void add(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (cluster_items++)
-    cluster_buf[cluster_len++] = ',';
-  cluster_len +=
-      (size_t)vsnprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, fmt, ap);
-  va_end(ap);
-}
-
-static void cluster_begin(void) {
-  cluster_items = 0;
-  cluster_len = (size_t)snprintf(cluster_buf, sizeof cluster_buf,
-                                 "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[");
-}
-
-static const char *cluster_end(void) {
-  snprintf(cluster_buf + cluster_len, sizeof cluster_buf - cluster_len, "]}");
-  return cluster_buf;
-}
-
-/* ready: "True", "False", "Unknown" or NULL (no Ready condition); spec: spec members */
-static void add_node(const char *name, const char *labels, const char *ready, const char *spec) {
-  char conds[128] = "";
-  if (ready)
-    snprintf(conds, sizeof conds, ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]",
-             ready);
-  add("{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"labels\":{%s}},"
-      "\"spec\":{%s},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"10\"}"
-      "%s}}",
-      name, labels ? labels : "", spec ? spec : "", conds);
-}
-
-/* A ReplicaSet-owned running pod; meta: extra metadata members. */
-static void add_pod(const char *ns, const char *name, const char *node, const char *meta) {
-  add("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-      "\"uid\":\"uid-%s-%s\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\","
-      "\"uid\":\"rs-%s\",\"controller\":true}]%s%s},"
-      "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"img\"}]},"
-      "\"status\":{\"phase\":\"Running\"}}",
-      name, ns, ns, name, ns, meta ? "," : "", meta ? meta : "", node);
+/* nodes of 4 cpu / 8Gi / 10 pods */
+static void begin(void) {
+  cluster_begin();
+  cluster_capacity("4", "8Gi", "10");
 }
 
 /* n1: A/a1 A/a2 B/b1; n2: A/a3 B/b2 B/b3. Eviction order: a1 a2 b1 a3 b2 b3. */
 static const char *six_pods(void) {
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "True", NULL);
-  add_pod("A", "a1", "n1", NULL);
-  add_pod("A", "a2", "n1", NULL);
-  add_pod("B", "b1", "n1", NULL);
-  add_pod("A", "a3", "n2", NULL);
-  add_pod("B", "b2", "n2", NULL);
-  add_pod("B", "b3", "n2", NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("a1", "n1", .ns = "A");
+  cluster_pod("a2", "n1", .ns = "A");
+  cluster_pod("b1", "n1", .ns = "B");
+  cluster_pod("a3", "n2", .ns = "A");
+  cluster_pod("b2", "n2", .ns = "B");
+  cluster_pod("b3", "n2", .ns = "B");
   return cluster_end();
 }
 
 /* ---------- running ---------- */
 
 static sim_run R;
-static bool have_run;
 
 static void run_gate(const char *policy, const char *cluster, bool gate, int v) {
-  if (have_run)
-    sim_run_free(&R);
-  have_run = true;
-  if (sim_run_strings(&R, policy, cluster, gate, NULL, v) != 0)
-    fail_msg("cycle failed: %s", R.err.msg);
+  sim_rerun(&R, policy, cluster, gate, NULL, v);
 }
 
 static void run(const char *policy, const char *cluster) {
@@ -118,9 +54,7 @@ static void run(const char *policy, const char *cluster) {
 
 static int teardown(void **state) {
   (void)state;
-  if (have_run)
-    sim_run_free(&R);
-  have_run = false;
+  sim_run_free(&R);
   return 0;
 }
 
@@ -158,7 +92,7 @@ static const char *plan(void) {
 
 static void test_no_limits(void **state) {
   (void)state;
-  run(plt_policy(NULL, NULL), six_pods());
+  run(plt_policy(NULL), six_pods());
   assert_string_equal(plan(), "A/a1 A/a2 B/b1 A/a3 B/b2 B/b3");
   assert_int_equal(R.res.evicted, 6);
   assert_logged("\"Number of evictions/requests\" totalEvicted=6 evictionRequests=0\n");
@@ -172,42 +106,42 @@ static void test_no_limits(void **state) {
 
 static void test_total_limit(void **state) {
   (void)state;
-  run(plt_policy("maxNoOfPodsToEvictTotal: 2\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictTotal: 2\n"), six_pods());
   assert_string_equal(plan(), "A/a1 A/a2");
   /* the plugin stops at the first refusal: one line, with the limit and nothing else */
   assert_logged_n(TOTAL_ERR, 1);
   assert_logged(TOTAL_ERR " limit=2\n");
   assert_logged("\"Number of evictions/requests\" totalEvicted=2 evictionRequests=0\n");
 
-  run(plt_policy("maxNoOfPodsToEvictTotal: 0\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictTotal: 0\n"), six_pods());
   assert_string_equal(plan(), "");
   assert_logged_n(TOTAL_ERR " limit=0\n", 1);
 
-  run(plt_policy("maxNoOfPodsToEvictTotal: 6\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictTotal: 6\n"), six_pods());
   assert_int_equal(R.res.evicted, 6);
   assert_logged_n("\"Error evicting pod\"", 0);
 }
 
 static void test_node_limit(void **state) {
   (void)state;
-  run(plt_policy("maxNoOfPodsToEvictPerNode: 1\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictPerNode: 1\n"), six_pods());
   assert_string_equal(plan(), "A/a1 A/a3");
   assert_logged_n(NODE_ERR " limit=1 node=\"n1\"\n", 2);
   assert_logged_n(NODE_ERR " limit=1 node=\"n2\"\n", 2);
   /* PodLifeTime takes a node limit as "next pod", not as a failure */
   assert_logged_n("\"eviction failed\"", 0);
 
-  run(plt_policy("maxNoOfPodsToEvictPerNode: 0\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictPerNode: 0\n"), six_pods());
   assert_string_equal(plan(), "");
   assert_logged_n(NODE_ERR " limit=0 node=", 6);
 
-  run(plt_policy("maxNoOfPodsToEvictPerNode: 2\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictPerNode: 2\n"), six_pods());
   assert_string_equal(plan(), "A/a1 A/a2 A/a3 B/b2");
 }
 
 static void test_namespace_limit(void **state) {
   (void)state;
-  run(plt_policy("maxNoOfPodsToEvictPerNamespace: 1\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictPerNamespace: 1\n"), six_pods());
   assert_string_equal(plan(), "A/a1 B/b1");
   assert_logged(NS_ERR " limit=1 namespace=\"A\" pod=\"A/a2\"\n");
   assert_logged(NS_ERR " limit=1 namespace=\"A\" pod=\"A/a3\"\n");
@@ -218,7 +152,7 @@ static void test_namespace_limit(void **state) {
   assert_logged_n("\"eviction failed\"", 4);
   assert_logged("plugin=\"PodLifeTime\" ExtensionPoint=\"Deschedule\" pod=\"A/a2\"\n");
 
-  run(plt_policy("maxNoOfPodsToEvictPerNamespace: 0\n", NULL), six_pods());
+  run(plt_policy("maxNoOfPodsToEvictPerNamespace: 0\n"), six_pods());
   assert_string_equal(plan(), "");
   assert_logged_n(NS_ERR " limit=0 namespace=", 6);
 }
@@ -227,8 +161,7 @@ static void test_namespace_limit(void **state) {
 static void test_limit_order(void **state) {
   (void)state;
   run(plt_policy("maxNoOfPodsToEvictTotal: 3\nmaxNoOfPodsToEvictPerNode: 2\n"
-                 "maxNoOfPodsToEvictPerNamespace: 2\n",
-                 NULL),
+                 "maxNoOfPodsToEvictPerNamespace: 2\n"),
       six_pods());
   /* a1 a2 (n1 full, A full); b1: node; a3: namespace; b2: evicted (3); b3: total */
   assert_string_equal(plan(), "A/a1 A/a2 B/b2");
@@ -236,12 +169,13 @@ static void test_limit_order(void **state) {
   assert_logged(NS_ERR " limit=2 namespace=\"A\" pod=\"A/a3\"\n");
   assert_logged_n(TOTAL_ERR " limit=3\n", 1);
   run(plt_policy("maxNoOfPodsToEvictTotal: 0\nmaxNoOfPodsToEvictPerNode: 0\n"
-                 "maxNoOfPodsToEvictPerNamespace: 0\n",
-                 NULL),
+                 "maxNoOfPodsToEvictPerNamespace: 0\n"),
       six_pods());
   assert_logged_n("\"Error evicting pod\"", 1);
   assert_logged(TOTAL_ERR " limit=0\n");
 }
+
+static char policy_buf[8192];
 
 /* Two profiles (and a plugin listed twice) share one set of counters per cycle. */
 static const char *two_profiles(const char *top, const char *enabled_a) {
@@ -302,12 +236,12 @@ static void test_limits_shared_across_plugins_and_profiles(void **state) {
 /* All deschedule plugins of all profiles run before any balance plugin. */
 static void test_deschedule_before_balance_across_profiles(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "True", NULL);
-  add_pod("C", "x1", "n1", "\"labels\":{\"role\":\"old\"}");
-  add_pod("C", "x2", "n1", NULL);
-  add_pod("C", "x3", "n1", NULL);
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("x1", "n1", .ns = "C", .labels = "role=old");
+  cluster_pod("x2", "n1", .ns = "C");
+  cluster_pod("x3", "n1", .ns = "C");
   static const char *policy_fmt =
       "apiVersion: descheduler/v1alpha2\n"
       "kind: DeschedulerPolicy\n"
@@ -346,38 +280,33 @@ static void test_deschedule_before_balance_across_profiles(void **state) {
 
 /* ---------- EvictionsInBackground ---------- */
 
-#define LAUNCHER_META(extra)                                                                       \
-  "\"labels\":{\"kubevirt.io\":\"virt-launcher\"},\"annotations\":{\"kubevirt.io/"                 \
-  "domain\":\"vm1\","                                                                              \
-  "\"descheduler.alpha.kubernetes.io/request-evict-only\":\"\"" extra "}"
+#define REQUEST_EVICT_ONLY "descheduler.alpha.kubernetes.io/request-evict-only="
+#define IN_PROGRESS ",descheduler.alpha.kubernetes.io/eviction-in-progress="
+#define LAUNCHER_ANNOTATIONS(extra) "kubevirt.io/domain=vm1," REQUEST_EVICT_ONLY extra
 
 /* vms/virt-launcher-vm1 on n1 (its VMI: strategy, LiveMigratable status), vms/web on n2. */
-static const char *kubevirt_cluster(const char *launcher_meta, const char *strategy,
+static const char *kubevirt_cluster(const char *launcher_annotations, const char *strategy,
                                     const char *migratable) {
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "True", NULL);
-  add("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"virt-launcher-vm1\","
-      "\"namespace\":\"vms\",\"uid\":\"uid-launcher\",\"ownerReferences\":[{\"apiVersion\":"
-      "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"vm1\",\"uid\":\"vmi-uid\","
-      "\"controller\":true}],%s},"
-      "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"compute\",\"image\":\"virt\"}]},"
-      "\"status\":{\"phase\":\"Running\"}}",
-      launcher_meta);
-  add("{\"kind\":\"VirtualMachineInstance\",\"apiVersion\":\"kubevirt.io/"
-      "v1\",\"metadata\":{\"name\":"
-      "\"vm1\",\"namespace\":\"vms\",\"uid\":\"vmi-uid\"},\"spec\":{\"evictionStrategy\":\"%s\"},"
-      "\"status\":{\"nodeName\":\"n1\",\"phase\":\"Running\",\"conditions\":[{\"type\":"
-      "\"LiveMigratable\",\"status\":\"%s\"}]}}",
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("virt-launcher-vm1", "n1", .ns = "vms", .uid = "uid-launcher",
+              .owner = "VirtualMachineInstance/vm1", .labels = "kubevirt.io=virt-launcher",
+              .annotations = launcher_annotations);
+  cluster_item(
+      "{\"kind\":\"VirtualMachineInstance\",\"apiVersion\":\"kubevirt.io/v1\","
+      "\"metadata\":{\"name\":\"vm1\",\"namespace\":\"vms\",\"uid\":\"uid-vm1\"},"
+      "\"spec\":{\"evictionStrategy\":\"%s\"},\"status\":{\"nodeName\":\"n1\","
+      "\"phase\":\"Running\",\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"%s\"}]}}",
       strategy, migratable);
-  add_pod("vms", "web", "n2", NULL);
+  cluster_pod("web", "n2", .ns = "vms");
   return cluster_end();
 }
 
 static void test_background_assumed(void **state) {
   (void)state;
-  run_gate(plt_policy(NULL, NULL), kubevirt_cluster(LAUNCHER_META(""), "LiveMigrate", "True"), true,
-           3);
+  run_gate(plt_policy(NULL), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"),
+           true, 3);
   assert_string_equal(plan(), "vms/virt-launcher-vm1(bg) vms/web");
   assert_string_equal(R.res.evictions[0].plugin, "PodLifeTime");
   assert_int_equal(R.res.evicted, 1);
@@ -398,25 +327,23 @@ static void test_background_counts_against_limits(void **state) {
   (void)state;
   const char *tops[] = {"maxNoOfPodsToEvictTotal: 1\n", "maxNoOfPodsToEvictPerNamespace: 1\n"};
   for (size_t i = 0; i < 2; i++) {
-    run_gate(plt_policy(tops[i], NULL), kubevirt_cluster(LAUNCHER_META(""), "LiveMigrate", "True"),
+    run_gate(plt_policy(tops[i]), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"),
              true, 3);
     assert_string_equal(plan(), "vms/virt-launcher-vm1(bg)");
     assert_int_equal(R.res.evicted, 0);
     assert_int_equal(R.res.requests, 1);
   }
   assert_logged(NS_ERR " limit=1 namespace=\"vms\" pod=\"vms/web\"\n");
-  run_gate(plt_policy("maxNoOfPodsToEvictTotal: 1\n", NULL),
-           kubevirt_cluster(LAUNCHER_META(""), "LiveMigrate", "True"), true, 3);
+  run_gate(plt_policy("maxNoOfPodsToEvictTotal: 1\n"),
+           kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"), true, 3);
   assert_logged(TOTAL_ERR " limit=1\n");
   assert_logged("\"Number of evictions/requests\" totalEvicted=0 evictionRequests=1\n");
 }
 
 static void test_background_already_requested(void **state) {
   (void)state;
-  const char *cluster = kubevirt_cluster(
-      LAUNCHER_META(",\"descheduler.alpha.kubernetes.io/eviction-in-progress\":\"\""),
-      "LiveMigrate", "True");
-  run_gate(plt_policy(NULL, NULL), cluster, true, 3);
+  const char *cluster = kubevirt_cluster(LAUNCHER_ANNOTATIONS(IN_PROGRESS), "LiveMigrate", "True");
+  run_gate(plt_policy(NULL), cluster, true, 3);
   /* picked up from the annotations before the cycle, as the informer does at start */
   assert_logged("\"Eviction in background detected. Adding pod to the cache.\" "
                 "pod=\"vms/virt-launcher-vm1\"\n");
@@ -431,13 +358,13 @@ static void test_background_already_requested(void **state) {
       "evictionRequests=0\n");
   assert_false(bg_find(&R.bg, "uid-launcher")->assumed);
   /* the cached request counts in the limits */
-  run_gate(plt_policy("maxNoOfPodsToEvictTotal: 1\n", NULL), cluster, true, 3);
+  run_gate(plt_policy("maxNoOfPodsToEvictTotal: 1\n"), cluster, true, 3);
   assert_string_equal(plan(), "");
   assert_logged("\"Eviction in background already requested (ignoring)\"");
   assert_logged(TOTAL_ERR " limit=1\n");
-  run_gate(plt_policy("maxNoOfPodsToEvictPerNode: 1\n", NULL), cluster, true, 3);
+  run_gate(plt_policy("maxNoOfPodsToEvictPerNode: 1\n"), cluster, true, 3);
   assert_string_equal(plan(), "vms/web"); /* web is on n2; the request is on n1 */
-  run_gate(plt_policy("maxNoOfPodsToEvictPerNamespace: 1\n", NULL), cluster, true, 3);
+  run_gate(plt_policy("maxNoOfPodsToEvictPerNamespace: 1\n"), cluster, true, 3);
   assert_string_equal(plan(), "");
   assert_logged(NS_ERR " limit=1 namespace=\"vms\" pod=\"vms/web\"\n");
 }
@@ -447,7 +374,7 @@ static void test_background_already_requested(void **state) {
 
 static void test_background_without_gate(void **state) {
   (void)state;
-  run_gate(plt_policy(NULL, NULL), kubevirt_cluster(LAUNCHER_META(""), "LiveMigrate", "True"),
+  run_gate(plt_policy(NULL), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"),
            false, 3);
   assert_string_equal(plan(), "vms/web");
   assert_int_equal(R.res.requests, 0);
@@ -461,21 +388,15 @@ static void test_background_without_gate(void **state) {
   assert_logged_n("Eviction in background", 0);
 
   /* an already-annotated launcher is not cached without the gate either */
-  run_gate(plt_policy(NULL, NULL),
-           kubevirt_cluster(
-               LAUNCHER_META(",\"descheduler.alpha.kubernetes.io/eviction-in-progress\":\"\""),
-               "LiveMigrate", "True"),
-           false, 3);
+  run_gate(plt_policy(NULL),
+           kubevirt_cluster(LAUNCHER_ANNOTATIONS(IN_PROGRESS), "LiveMigrate", "True"), false, 3);
   assert_logged_n("Eviction in background", 0);
   assert_logged("err=\"error when evicting pod (ignoring) \\\"virt-launcher-vm1\\\": ");
 }
 
 static void test_background_needs_request_evict_only(void **state) {
   (void)state;
-  run_gate(plt_policy(NULL, NULL),
-           kubevirt_cluster("\"labels\":{\"kubevirt.io\":\"virt-launcher\"},\"annotations\":{"
-                            "\"kubevirt.io/domain\":\"vm1\"}",
-                            "LiveMigrate", "True"),
+  run_gate(plt_policy(NULL), kubevirt_cluster("kubevirt.io/domain=vm1", "LiveMigrate", "True"),
            true, 3);
   assert_string_equal(plan(), "vms/web");
   assert_int_equal(R.res.requests, 0);
@@ -485,7 +406,7 @@ static void test_background_needs_request_evict_only(void **state) {
 
 static void test_not_live_migratable(void **state) {
   (void)state;
-  run_gate(plt_policy(NULL, NULL), kubevirt_cluster(LAUNCHER_META(""), "LiveMigrate", "False"),
+  run_gate(plt_policy(NULL), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "False"),
            true, 3);
   assert_string_equal(plan(), "vms/web");
   assert_int_equal(R.res.requests, 0);
@@ -498,15 +419,15 @@ static void test_not_live_migratable(void **state) {
 
 static void test_strategy_none_evicts(void **state) {
   (void)state;
-  run_gate(plt_policy(NULL, NULL), kubevirt_cluster(LAUNCHER_META(""), "None", "False"), true, 3);
+  run_gate(plt_policy(NULL), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "None", "False"), true, 3);
   assert_string_equal(plan(), "vms/virt-launcher-vm1 vms/web");
   assert_int_equal(R.res.evicted, 2);
   assert_int_equal(R.res.requests, 0);
   assert_logged("\"Evicted pod in dry run mode\" pod=\"vms/virt-launcher-vm1\" reason=\"\" "
                 "strategy=\"PodLifeTime\" node=\"n1\" profile=\"p\"\n");
   /* LiveMigrateIfPossible on a VM that cannot migrate: evicted too */
-  run_gate(plt_policy(NULL, NULL),
-           kubevirt_cluster(LAUNCHER_META(""), "LiveMigrateIfPossible", "False"), true, 3);
+  run_gate(plt_policy(NULL),
+           kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrateIfPossible", "False"), true, 3);
   assert_string_equal(plan(), "vms/virt-launcher-vm1 vms/web");
 }
 
@@ -543,10 +464,7 @@ static void script(script_sink *s, const char *name, sink_result res, const char
 
 /* One live-mode cycle (dry_run false) against the scripted sink, results in R. */
 static void run_live(const char *policy_text, const char *cluster, script_sink *sink, bool gate) {
-  if (have_run)
-    sim_run_free(&R);
-  have_run = true;
-  memset(&R, 0, sizeof R);
+  sim_run_free(&R); /* and zeroed */
   sink->base.evict = script_evict;
   sink->base.dry_run = false;
   size_t len = 0;
@@ -577,7 +495,7 @@ static void test_api_answers(void **state) {
          "Cannot evict pod as it would violate the pod's disruption budget.");
   script(&sink, "b1", SINK_ERROR,
          "Internal error occurred: This pod has more than one PodDisruptionBudget");
-  run_live(plt_policy("maxNoOfPodsToEvictTotal: 3\n", NULL), six_pods(), &sink, false);
+  run_live(plt_policy("maxNoOfPodsToEvictTotal: 3\n"), six_pods(), &sink, false);
   assert_logged(
       "\"Error evicting pod\" err=\"pod not found when evicting \\\"a1\\\": pods \\\"a1\\\" not "
       "found\" pod=\"A/a1\" reason=\"\"\n");
@@ -600,18 +518,13 @@ static void test_api_answers(void **state) {
 static void test_api_background_answers(void **state) {
   (void)state;
   const char *magic = "admission webhook denied the request: Eviction triggered evacuation of VMI";
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "True", NULL);
-  const char *req = "\"annotations\":{\"descheduler.alpha.kubernetes.io/request-evict-only\":\"\"}";
-  add_pod("A", "done", "n1", req);
-  add_pod("A", "migrating", "n1", req);
-  add_pod("A", "plain", "n1", NULL);
-  add_pod("A", "wrong-case", "n1", req);
-  /* phase Succeeded: patch the status of "done" */
-  char *done = strstr(cluster_buf, "\"name\":\"done\"");
-  char *phase = strstr(done, "\"phase\":\"Running\"");
-  memcpy(phase, "\"phase\":\"Failed\" ", strlen("\"phase\":\"Running\""));
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("done", "n1", .ns = "A", .annotations = REQUEST_EVICT_ONLY, .phase = "Failed");
+  cluster_pod("migrating", "n1", .ns = "A", .annotations = REQUEST_EVICT_ONLY);
+  cluster_pod("plain", "n1", .ns = "A");
+  cluster_pod("wrong-case", "n1", .ns = "A", .annotations = REQUEST_EVICT_ONLY);
   const char *cluster = cluster_end();
 
   script_sink sink = {0};
@@ -619,7 +532,7 @@ static void test_api_background_answers(void **state) {
   script(&sink, "migrating", SINK_TOO_MANY, magic);
   script(&sink, "plain", SINK_TOO_MANY, magic);
   script(&sink, "wrong-case", SINK_TOO_MANY, "eviction triggered evacuation of VMI");
-  run_live(plt_policy(NULL, NULL), cluster, &sink, true);
+  run_live(plt_policy(NULL), cluster, &sink, true);
   /* a completed/failed pod: success, nothing stored */
   assert_logged("\"Ignoring eviction of a completed/failed pod\" pod=\"A/done\"\n");
   assert_null(bg_find(&R.bg, "uid-A-done"));
@@ -634,7 +547,7 @@ static void test_api_background_answers(void **state) {
   assert_logged("\"Number of evictions/requests\" totalEvicted=0 evictionRequests=1\n");
 
   /* the gate off: every one of them is an error */
-  run_live(plt_policy(NULL, NULL), cluster, &sink, false);
+  run_live(plt_policy(NULL), cluster, &sink, false);
   assert_logged_n("\"Error evicting pod\"", 4);
   assert_int_equal(R.res.requests, 0);
 }
@@ -642,16 +555,12 @@ static void test_api_background_answers(void **state) {
 /* A pod without a UID is refused before anything else. */
 static void test_missing_uid(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "True", NULL);
-  add("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"no-uid\",\"namespace\":"
-      "\"A\","
-      "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs\"}]},"
-      "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":"
-      "\"Running\"}}");
-  add_pod("A", "with-uid", "n1", NULL);
-  run(plt_policy("maxNoOfPodsToEvictTotal: 1\n", NULL), cluster_end());
+  begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("no-uid", "n1", .ns = "A", .uid = "");
+  cluster_pod("with-uid", "n1", .ns = "A");
+  run(plt_policy("maxNoOfPodsToEvictTotal: 1\n"), cluster_end());
   assert_logged("\"Ignoring pod eviction due to missing UID\" pod=\"A/no-uid\"\n");
   assert_string_equal(plan(), "A/with-uid");
 }
@@ -660,10 +569,10 @@ static void test_missing_uid(void **state) {
 
 static void test_skip_below_two_nodes(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_pod("A", "a1", "n1", NULL);
-  run(plt_policy(NULL, NULL), cluster_end());
+  begin();
+  cluster_node("n1");
+  cluster_pod("a1", "n1", .ns = "A");
+  run(plt_policy(NULL), cluster_end());
   assert_true(R.res.skipped);
   assert_int_equal(R.res.nnodes, 1);
   assert_string_equal(plan(), "");
@@ -671,53 +580,51 @@ static void test_skip_below_two_nodes(void **state) {
   assert_logged_n("Number of evictions/requests", 0);
   assert_logged_n("Total number of evictions/requests", 0);
 
-  cluster_begin();
-  run(plt_policy(NULL, NULL), cluster_end());
+  begin();
+  run(plt_policy(NULL), cluster_end());
   assert_logged("\"Skipping descheduling cycle: requires >=2 nodes\" found=0\n");
 
   /* the policy's nodeSelector narrows the list first */
-  cluster_begin();
-  add_node("n1", "\"zone\":\"a\"", "True", NULL);
-  add_node("n2", "\"zone\":\"b\"", "True", NULL);
-  add_node("n3", "\"zone\":\"a\"", "True", NULL);
-  add_pod("A", "a1", "n1", NULL);
-  add_pod("A", "a2", "n2", NULL);
-  run(plt_policy("nodeSelector: \"zone=b\"\n", NULL), cluster_end());
+  begin();
+  cluster_node("n1", .labels = "zone=a");
+  cluster_node("n2", .labels = "zone=b");
+  cluster_node("n3", .labels = "zone=a");
+  cluster_pod("a1", "n1", .ns = "A");
+  cluster_pod("a2", "n2", .ns = "A");
+  run(plt_policy("nodeSelector: \"zone=b\"\n"), cluster_end());
   assert_true(R.res.skipped);
   assert_logged("found=1\n");
-  run(plt_policy("nodeSelector: \"zone=a\"\n", NULL), cluster_end());
+  run(plt_policy("nodeSelector: \"zone=a\"\n"), cluster_end());
   assert_false(R.res.skipped);
   assert_int_equal(R.res.nnodes, 2);
   assert_string_equal(plan(), "A/a1"); /* n2 is not a cycle node: its pods are never looked at */
-  run(plt_policy("nodeSelector: \"zone!=b\"\n", NULL), cluster_end());
+  run(plt_policy("nodeSelector: \"zone!=b\"\n"), cluster_end());
   assert_string_equal(plan(), "A/a1");
-  run(plt_policy("nodeSelector: \"\"\n", NULL), cluster_end());
+  run(plt_policy("nodeSelector: \"\"\n"), cluster_end());
   assert_string_equal(plan(), "A/a1 A/a2");
 
   /* a nodeSelector that does not parse fails the cycle */
-  if (have_run)
-    sim_run_free(&R);
-  have_run = true;
-  assert_int_equal(sim_run_strings(&R, plt_policy("nodeSelector: \"zone in (a\"\n", NULL),
-                                   cluster_end(), false, NULL, 0),
+  sim_run_free(&R);
+  assert_int_equal(sim_run_strings(&R, plt_policy("nodeSelector: \"zone in (a\"\n"), cluster_end(),
+                                   false, NULL, 0),
                    -1);
   assert_non_null(strstr(R.err.msg, "invalid label selector \"zone in (a\""));
 }
 
 static void test_not_ready_nodes(void **state) {
   (void)state;
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "False", NULL);
-  add_node("n3", NULL, "Unknown", NULL);
-  add_node("n4", NULL, NULL, NULL);                       /* no Ready condition: ready */
-  add_node("n5", NULL, "True", "\"unschedulable\":true"); /* cordoned: still in the cycle */
-  add_pod("A", "p1", "n1", NULL);
-  add_pod("A", "p2", "n2", NULL);
-  add_pod("A", "p3", "n3", NULL);
-  add_pod("A", "p4", "n4", NULL);
-  add_pod("A", "p5", "n5", NULL);
-  run_gate(plt_policy(NULL, NULL), cluster_end(), false, 1);
+  begin();
+  cluster_node("n1", .ready = "True");
+  cluster_node("n2", .ready = "False");
+  cluster_node("n3", .ready = "Unknown");
+  cluster_node("n4");                                         /* no Ready condition: ready */
+  cluster_node("n5", .ready = "True", .unschedulable = true); /* cordoned: still in the cycle */
+  cluster_pod("p1", "n1", .ns = "A");
+  cluster_pod("p2", "n2", .ns = "A");
+  cluster_pod("p3", "n3", .ns = "A");
+  cluster_pod("p4", "n4", .ns = "A");
+  cluster_pod("p5", "n5", .ns = "A");
+  run_gate(plt_policy(NULL), cluster_end(), false, 1);
   assert_int_equal(R.res.nnodes, 3);
   assert_string_equal(plan(), "A/p1 A/p4 A/p5");
   assert_logged("\"Ignoring node\" node=\"n2\" condition=\"Ready\" status=\"False\"\n");
@@ -725,16 +632,16 @@ static void test_not_ready_nodes(void **state) {
   assert_logged_n("\"Ignoring node\"", 2);
 
   /* one ready node left: the cycle is skipped */
-  cluster_begin();
-  add_node("n1", NULL, "True", NULL);
-  add_node("n2", NULL, "False", NULL);
-  add_pod("A", "p1", "n1", NULL);
-  run_gate(plt_policy(NULL, NULL), cluster_end(), false, 1);
+  begin();
+  cluster_node("n1", .ready = "True");
+  cluster_node("n2", .ready = "False");
+  cluster_pod("p1", "n1", .ns = "A");
+  run_gate(plt_policy(NULL), cluster_end(), false, 1);
   assert_true(R.res.skipped);
   assert_logged("\"Ignoring node\" node=\"n2\" condition=\"Ready\" status=\"False\"\n");
   assert_logged("\"Skipping descheduling cycle: requires >=2 nodes\" found=1\n");
   /* "Ignoring node" is V1 */
-  run_gate(plt_policy(NULL, NULL), cluster_end(), false, 0);
+  run_gate(plt_policy(NULL), cluster_end(), false, 0);
   assert_logged_n("Ignoring node", 0);
   assert_logged("\"Skipping descheduling cycle: requires >=2 nodes\" found=1\n");
 }

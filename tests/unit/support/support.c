@@ -73,6 +73,13 @@ sim_run sim_run_ok(const char *policy_yaml, const char *snapshot_json, int verbo
   return r;
 }
 
+void sim_rerun(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
+               const char *now, int verbosity) {
+  sim_run_free(r);
+  if (sim_run_strings(r, policy_yaml, snapshot_json, gate, now, verbosity) != 0)
+    fail_msg("cycle failed: %s", r->err.msg);
+}
+
 void sim_run_free(sim_run *r) {
   fw_result_free(&r->res);
   bg_clear(&r->bg);

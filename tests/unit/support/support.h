@@ -31,6 +31,10 @@ int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_js
 /* The same with no gate and the default now; fails the test with the error unless the cycle
  * completes. */
 sim_run sim_run_ok(const char *policy_yaml, const char *snapshot_json, int verbosity);
+/* For a run kept in a zero-initialised static across a test's cycles: frees *r, then runs one
+ * cycle into it as sim_run_strings does and fails the test unless the cycle completes. */
+void sim_rerun(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
+               const char *now, int verbosity);
 void sim_run_free(sim_run *r);
 /* "ns/name" was evicted (or requested in background) by the cycle. */
 bool sim_evicted(const sim_run *r, const char *ref);
