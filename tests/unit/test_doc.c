@@ -15,25 +15,11 @@
 
 #define DATA DS_TEST_DATA "/unit/doc/"
 
-static arena *mem;
-
-static int setup(void **state) {
-  (void)state;
-  mem = arena_new(64 * 1024);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  arena_free(mem);
-  return 0;
-}
-
 static doc_node *yaml(const char *text) {
   doc_node *root = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (doc_parse_yaml(mem, "test.yaml", text, strlen(text), &root, &err) < 0)
+  if (doc_parse_yaml(test_mem, "test.yaml", text, strlen(text), &root, &err) < 0)
     fail_msg("YAML rejected: %s", err.msg);
   return root;
 }
@@ -42,7 +28,7 @@ static doc_node *json(const char *text) {
   doc_node *root = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (doc_parse_json(mem, "test.json", text, strlen(text), &root, &err) < 0)
+  if (doc_parse_json(test_mem, "test.json", text, strlen(text), &root, &err) < 0)
     fail_msg("JSON rejected: %s", err.msg);
   return root;
 }
@@ -250,12 +236,12 @@ static void test_json_typing(void **state) {
 
 static void test_describe(void **state) {
   (void)state;
-  assert_string_equal(doc_describe(mem, yaml_value("abc")), "\"abc\"");
-  assert_string_equal(doc_describe(mem, yaml_value("true")), "true");
-  assert_string_equal(doc_describe(mem, yaml_value("-1")), "-1");
-  assert_string_equal(doc_describe(mem, yaml_value("[1]")), "a list");
-  assert_string_equal(doc_describe(mem, yaml_value("{}")), "a map");
-  assert_string_equal(doc_describe(mem, NULL), "nothing");
+  assert_string_equal(doc_describe(test_mem, yaml_value("abc")), "\"abc\"");
+  assert_string_equal(doc_describe(test_mem, yaml_value("true")), "true");
+  assert_string_equal(doc_describe(test_mem, yaml_value("-1")), "-1");
+  assert_string_equal(doc_describe(test_mem, yaml_value("[1]")), "a list");
+  assert_string_equal(doc_describe(test_mem, yaml_value("{}")), "a map");
+  assert_string_equal(doc_describe(test_mem, NULL), "nothing");
 }
 
 /* ---------- errors ---------- */
@@ -264,8 +250,9 @@ static const char *parse_error(doc_format fmt, const char *text) {
   static dserr err;
   doc_node *root = NULL;
   err.msg[0] = 0;
-  int rc = fmt == DOC_FMT_JSON ? doc_parse_json(mem, "in.json", text, strlen(text), &root, &err)
-                               : doc_parse_yaml(mem, "in.yaml", text, strlen(text), &root, &err);
+  int rc = fmt == DOC_FMT_JSON
+               ? doc_parse_json(test_mem, "in.json", text, strlen(text), &root, &err)
+               : doc_parse_yaml(test_mem, "in.yaml", text, strlen(text), &root, &err);
   if (rc == 0)
     fail_msg("document accepted: %s", text);
   return err.msg;
@@ -366,8 +353,8 @@ static int stream_text(doc_format fmt, const char *text, size_t chunk, collected
   chunked_src src = {text, strlen(text), 0, chunk};
   memset(c->names, 0, sizeof c->names);
   c->count = 0;
-  return doc_stream_list(fmt, "stream", chunked_read, &src, collect, c, header ? mem : NULL, header,
-                         err);
+  return doc_stream_list(fmt, "stream", chunked_read, &src, collect, c, header ? test_mem : NULL,
+                         header, err);
 }
 
 static const char *list_json =
@@ -495,14 +482,14 @@ static void test_stream_files(void **state) {
   collected c = {0};
   doc_node *header = NULL;
   dserr err;
-  assert_int_equal(doc_stream_file(DATA "list.json", collect, &c, mem, &header, &err), 0);
+  assert_int_equal(doc_stream_file(DATA "list.json", collect, &c, test_mem, &header, &err), 0);
   assert_int_equal(c.count, 3);
   assert_string_equal(c.names[2], "p2");
   assert_string_equal(doc_str(doc_path(header, "metadata", "continue", NULL)), "next-page");
   assert_string_equal(doc_str(doc_path(header, "metadata", "resourceVersion", NULL)), "42");
 
   memset(&c, 0, sizeof c);
-  assert_int_equal(doc_stream_file(DATA "list.yaml", collect, &c, mem, &header, &err), 0);
+  assert_int_equal(doc_stream_file(DATA "list.yaml", collect, &c, test_mem, &header, &err), 0);
   assert_int_equal(c.count, 2);
   assert_string_equal(c.names[1], "p1");
   assert_string_equal(doc_str(doc_get(header, "apiVersion")), "v1");
@@ -526,9 +513,9 @@ static void test_stream_files(void **state) {
   assert_contains(err.msg, "no-such-file.json: cannot open: ");
 
   doc_node *root = NULL;
-  assert_int_equal(doc_parse_yaml_file(mem, DATA "two-documents.yaml", &root, &err), -1);
+  assert_int_equal(doc_parse_yaml_file(test_mem, DATA "two-documents.yaml", &root, &err), -1);
   assert_contains(err.msg, "line 3: a second YAML document");
-  assert_int_equal(doc_parse_yaml_file(mem, DATA "list.yaml", &root, &err), 0);
+  assert_int_equal(doc_parse_yaml_file(test_mem, DATA "list.yaml", &root, &err), 0);
   assert_int_equal(doc_get(root, "items")->n, 2);
 }
 
@@ -552,5 +539,5 @@ int main(void) {
       cmocka_unit_test(test_stream_errors),
       cmocka_unit_test(test_stream_files),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
 }

@@ -160,23 +160,18 @@ static void test_too_large(void **state) {
   assert_bad("1e100", NULL);
 }
 
-static const char *fmt_decimal(int64_t milli) {
+/* What format writes for v, as a string. */
+static const char *formatted(void (*format)(strbuf *, int64_t), int64_t v) {
   static char out[64];
   strbuf sb = {0};
-  quantity_format_decimal(&sb, milli);
+  format(&sb, v);
   snprintf(out, sizeof out, "%s", sb_str(&sb));
   sb_free(&sb);
   return out;
 }
 
-static const char *fmt_binary(int64_t units) {
-  static char out[64];
-  strbuf sb = {0};
-  quantity_format_binary(&sb, units);
-  snprintf(out, sizeof out, "%s", sb_str(&sb));
-  sb_free(&sb);
-  return out;
-}
+#define fmt_decimal(milli) formatted(quantity_format_decimal, (milli))
+#define fmt_binary(units) formatted(quantity_format_binary, (units))
 
 static void test_format_decimal(void **state) {
   (void)state;

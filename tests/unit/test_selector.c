@@ -11,20 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static arena *mem;
-
-static int setup(void **state) {
-  (void)state;
-  mem = arena_new(64 * 1024);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  arena_free(mem);
-  return 0;
-}
-
 /* A label set from "k=v,k2=v2" (no spaces); "" for no labels. */
 static kvlist labels(const char *text) {
   kvlist l = {0, NULL};
@@ -33,8 +19,8 @@ static kvlist labels(const char *text) {
   size_t n = 1;
   for (const char *p = text; *p; p++)
     n += *p == ',';
-  l.items = arena_alloc(mem, n * sizeof *l.items);
-  char *copy = arena_strdup(mem, text);
+  l.items = arena_alloc(test_mem, n * sizeof *l.items);
+  char *copy = arena_strdup(test_mem, text);
   for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
     char *eq = strchr(tok, '=');
     *eq = 0;
@@ -47,7 +33,7 @@ static label_selector *parse_ok(const char *text) {
   label_selector *sel = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (selector_parse(mem, text, &sel, &err) < 0)
+  if (selector_parse(test_mem, text, &sel, &err) < 0)
     fail_msg("selector \"%s\" rejected: %s", text, err.msg);
   assert_non_null(sel);
   return sel;
@@ -63,7 +49,7 @@ static void assert_parse_error(const char *text, const char *why) {
   label_selector *sel = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (selector_parse(mem, text, &sel, &err) == 0)
+  if (selector_parse(test_mem, text, &sel, &err) == 0)
     fail_msg("selector \"%s\" accepted", text);
   char quoted[256];
   snprintf(quoted, sizeof quoted, "\"%s\"", text);
@@ -239,7 +225,7 @@ static void test_parse_errors_name_the_text(void **state) {
 static doc_node *yaml(const char *text) {
   doc_node *root = NULL;
   dserr err;
-  if (doc_parse_yaml(mem, "test", text, strlen(text), &root, &err) < 0)
+  if (doc_parse_yaml(test_mem, "test", text, strlen(text), &root, &err) < 0)
     fail_msg("bad test YAML: %s", err.msg);
   return root;
 }
@@ -248,7 +234,7 @@ static label_selector *from_doc_ok(const char *text) {
   label_selector *sel = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (selector_from_doc(mem, yaml(text), "sel", &sel, &err) < 0)
+  if (selector_from_doc(test_mem, yaml(text), "sel", &sel, &err) < 0)
     fail_msg("selector %s rejected: %s", text, err.msg);
   return sel;
 }
@@ -257,7 +243,7 @@ static void assert_doc_error(const char *text, const char *expect) {
   label_selector *sel = NULL;
   dserr err;
   err.msg[0] = 0;
-  if (selector_from_doc(mem, yaml(text), "sel", &sel, &err) == 0)
+  if (selector_from_doc(test_mem, yaml(text), "sel", &sel, &err) == 0)
     fail_msg("selector %s accepted", text);
   if (!strstr(err.msg, expect))
     fail_msg("error\n  %s\ndoes not contain\n  %s", err.msg, expect);
@@ -274,7 +260,7 @@ static void test_label_selector_nil_and_empty(void **state) {
   dserr err;
   kvlist none = {0, NULL}, some = labels("a=b");
   /* nil selects nothing */
-  assert_int_equal(selector_from_doc(mem, NULL, "sel", &sel, &err), 0);
+  assert_int_equal(selector_from_doc(test_mem, NULL, "sel", &sel, &err), 0);
   assert_true(sel->nothing);
   assert_false(selector_matches(sel, &none));
   assert_false(selector_matches(sel, &some));
@@ -362,7 +348,7 @@ static void test_node_requirements(void **state) {
   (void)state;
   label_selector *sel = from_doc_ok("{}");
   dserr err;
-  assert_int_equal(selector_add_node_reqs(mem, sel,
+  assert_int_equal(selector_add_node_reqs(test_mem, sel,
                                           yaml("- {key: cores, operator: Gt, values: ['4']}\n"
                                                "- {key: zone, operator: In, values: [a]}\n"),
                                           "terms[0]", &err),
@@ -375,7 +361,8 @@ static void test_node_requirements(void **state) {
   l = labels("cores=x,zone=a");
   assert_false(selector_matches(sel, &l));
   assert_int_equal(
-      selector_add_node_reqs(mem, sel, yaml("- {key: a, operator: Near}\n"), "terms[0]", &err), -1);
+      selector_add_node_reqs(test_mem, sel, yaml("- {key: a, operator: Near}\n"), "terms[0]", &err),
+      -1);
   assert_non_null(strstr(err.msg, "\"Near\" is not a valid label selector operator"));
 }
 
@@ -393,5 +380,5 @@ int main(void) {
       cmocka_unit_test(test_label_selector_errors),
       cmocka_unit_test(test_node_requirements),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
 }

@@ -10,6 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+arena *test_mem;
+
+int test_mem_setup(void **state) {
+  (void)state;
+  test_mem = arena_new(64 * 1024);
+  return 0;
+}
+
+int test_mem_teardown(void **state) {
+  (void)state;
+  arena_free(test_mem);
+  test_mem = NULL;
+  return 0;
+}
+
 static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
   const priority_class_obj *pc = model_find_priority_class(ctx, name);
   if (!pc)

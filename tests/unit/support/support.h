@@ -9,6 +9,7 @@
 #include "../../../src/kubevirt/simsink.h"
 #include "../../../src/model/model.h"
 #include "../../../src/policy/policy.h"
+#include "../../../src/util/arena.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,6 +50,11 @@ int sim_log_count(const sim_run *r, const char *needle);
 policy *load_policy_text(const char *yaml, dserr *err);
 /* Loads a model from JSON text (model_finish applied); NULL with err. */
 model *load_model_text(const char *json, dserr *err);
+
+/* A cmocka group setup and teardown: test_mem is one arena for all tests of the group. */
+extern arena *test_mem;
+int test_mem_setup(void **state);
+int test_mem_teardown(void **state);
 
 /* Asserts that loading the policy fails with a message containing `expect`. */
 #define assert_policy_error(yaml, expect)                                                          \
