@@ -82,7 +82,8 @@ static void text_header(strbuf *sb, char sev, const char *file, int line) {
 static void json_header(strbuf *sb, int v, const char *file, int line) {
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  sb_printf(sb, "{\"ts\":%.3f,\"caller\":\"%s:%d\",", (double)tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0,
+  /* Kubernetes' JSON log format: ts in seconds since the epoch, with a fraction */
+  sb_printf(sb, "{\"ts\":%lld.%06ld,\"caller\":\"%s:%d\",", (long long)tv.tv_sec, (long)tv.tv_usec,
             base_name(file), line);
   (void)v;
 }

@@ -40,6 +40,20 @@ expect_status 0
 expect_err '"Error evicting pod" err="error when evicting pod (ignoring) \"virt-launcher-vm-alpha-4f551\": admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: Eviction triggered evacuation of VMI \"vms/vm-alpha\""'
 expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
 expect_out 'Totals: evicted=0 requests=0'
+# --logging-format json: one JSON object per line with ts, caller, msg, v and the keys
+run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true --v 3 --logging-format json -o json
+expect_status 0
+python3 - "$TMP/err" <<'PY' || fail "JSON log lines"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all({"ts", "caller", "msg"} <= set(l) for l in lines)
+c = [l for l in lines if l["msg"] == "Node has been classified" and l["node"] == "worker-a"][0]
+assert c["category"] == "overutilized" and c["plugin"] == "LowNodeUtilization" and c["v"] == 0
+assert c["usage"]["memory"] == "38917Mi" and c["usagePercentage"]["memory"] == 61.6
+assert any(l["msg"] == "Eviction in background assumed" and l["pod"] == "vms/virt-launcher-vm-alpha-4f551" for l in lines)
+PY
+
 # The same snapshot as YAML (`kubectl get ... -o yaml`) gives the same plan.
 python3 "$ROOT/tests/cli/json2yaml.py" "$EXAMPLE/cluster.json" >"$TMP/cluster.yaml"
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$TMP/cluster.yaml" \
