@@ -2,6 +2,7 @@
 #include "timeutil.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -15,6 +16,12 @@ static int64_t days_from_civil(int64_t y, int m, int d) {
   int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+  return m == 2 && leap ? 29 : days[m - 1];
 }
 
 static int digits(const char **p, int n, int *out) {
@@ -38,6 +45,9 @@ int time_parse_rfc3339(const char *text, int64_t *sec, int32_t *nsec, dserr *err
     goto bad;
   if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || s > 60)
     goto bad;
+  /* as Go's time.Parse: February 30th is an error, not March 2nd */
+  if (D > days_in_month(Y, M))
+    return dserr_set(err, "invalid time \"%s\": day out of range", text);
   int32_t ns = 0;
   if (*p == '.') {
     p++;
