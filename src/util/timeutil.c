@@ -111,9 +111,54 @@ void time_format_micro_now(char *buf, size_t cap) {
            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
 }
 
+/* Go's leadingInt: the digits at *p, or -1 when they exceed 2^63. */
+static int leading_int(const char **p, uint64_t *out) {
+  uint64_t x = 0;
+  for (; isdigit((unsigned char)**p); (*p)++) {
+    if (x > (1ULL << 63) / 10)
+      return -1;
+    x = x * 10 + (uint64_t)(**p - '0');
+    if (x > 1ULL << 63)
+      return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* Go's leadingFraction: the digits at *p as long as they fit, and 10^(digits kept). */
+static uint64_t leading_fraction(const char **p, double *scale) {
+  uint64_t x = 0;
+  bool overflow = false;
+  *scale = 1;
+  for (; isdigit((unsigned char)**p); (*p)++) {
+    if (overflow)
+      continue;
+    if (x > ((1ULL << 63) - 1) / 10) {
+      overflow = true;
+      continue;
+    }
+    uint64_t y = x * 10 + (uint64_t)(**p - '0');
+    if (y > 1ULL << 63) {
+      overflow = true;
+      continue;
+    }
+    x = y;
+    *scale *= 10;
+  }
+  return x;
+}
+
+/* Go's time.ParseDuration, in the same integer arithmetic so the same text gives the same
+ * nanoseconds ("2.026ms" is 2026000, not one less as a float sum gives). */
 int duration_parse(const char *text, int64_t *nanos, dserr *err) {
+  static const struct {
+    const char *u;
+    uint64_t ns;
+  } units[] = {
+      {"ns", 1},       {"us", 1000},         {"\xc2\xb5s", 1000},   {"\xce\xbcs", 1000},
+      {"ms", 1000000}, {"s", 1000000000ULL}, {"m", 60000000000ULL}, {"h", 3600000000000ULL}};
   const char *p = text;
-  int neg = 0;
+  bool neg = false;
   if (*p == '+' || *p == '-')
     neg = *p++ == '-';
   if (strcmp(p, "0") == 0) {
@@ -122,54 +167,57 @@ int duration_parse(const char *text, int64_t *nanos, dserr *err) {
   }
   if (!*p)
     goto bad;
-  double total = 0;
+  uint64_t d = 0;
   while (*p) {
-    if (!isdigit((unsigned char)*p) && *p != '.')
+    if (*p != '.' && !isdigit((unsigned char)*p))
       goto bad;
-    double v = 0, scale = 1;
-    int any = 0, dot = 0;
-    for (; isdigit((unsigned char)*p) || (*p == '.' && !dot); p++) {
-      if (*p == '.') {
-        dot = 1;
-        continue;
-      }
-      any = 1;
-      if (dot) {
-        scale /= 10;
-        v += (*p - '0') * scale;
-      } else {
-        v = v * 10 + (*p - '0');
-      }
+    const char *start = p;
+    uint64_t v = 0, f = 0;
+    double scale = 1;
+    if (leading_int(&p, &v) < 0)
+      goto bad;
+    bool pre = p != start, post = false;
+    if (*p == '.') {
+      const char *fs = ++p;
+      f = leading_fraction(&p, &scale);
+      post = p != fs;
     }
-    if (!any)
+    if (!pre && !post)
       goto bad;
-    static const struct {
-      const char *u;
-      double ns;
-    } units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"\xce\xbcs", 1e3}, {"ms", 1e6},
-                 {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
-    int found = -1;
-    size_t best = 0;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-      size_t n = strlen(units[i].u);
-      if (strncmp(p, units[i].u, n) == 0 && n > best) {
-        /* "m" must not swallow the "ms" unit */
-        found = (int)i;
-        best = n;
-      }
+    size_t n = 0;
+    while (p[n] && p[n] != '.' && !isdigit((unsigned char)p[n]))
+      n++;
+    uint64_t unit = 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strlen(units[i].u) == n && strncmp(p, units[i].u, n) == 0)
+        unit = units[i].ns;
+    if (!unit)
+      goto bad;
+    p += n;
+    if (v > (1ULL << 63) / unit)
+      goto bad;
+    v *= unit;
+    if (f > 0) {
+      /* as Go: a float is needed to be nanosecond accurate for fractions of hours */
+      v += (uint64_t)((double)f * ((double)unit / scale));
+      if (v > 1ULL << 63)
+        goto bad;
     }
-    if (found < 0)
+    d += v;
+    if (d > 1ULL << 63)
       goto bad;
-    p += best;
-    total += v * units[found].ns;
   }
-  if (total > 9.2e18)
+  if (neg) {
+    *nanos = d == 1ULL << 63 ? INT64_MIN : -(int64_t)d;
+    return 0;
+  }
+  if (d > (1ULL << 63) - 1)
     goto bad;
-  *nanos = (int64_t)(neg ? -total : total);
+  *nanos = (int64_t)d;
   return 0;
 bad:
-  return dserr_set(err, "invalid duration \"%s\": expected a Go duration such as 300ms, 5m or 1h30m",
-                   text);
+  return dserr_set(
+      err, "invalid duration \"%s\": expected a Go duration such as 300ms, 5m or 1h30m", text);
 }
 
 /* Appends v / 10^prec with trailing zeros of the fraction removed. */
