@@ -96,27 +96,13 @@ int quantity_parse(const char *text, int64_t *milli, dserr *err) {
   for (; exp10 > 0; exp10--)
     if (mul_checked(&v, 10) < 0)
       goto too_large;
-  if (exp10 < 0) {
-    i128 den = 1;
-    int rounded_up = 0;
-    for (; exp10 < 0; exp10++) {
-      if (den > ((i128)1 << 100)) {
-        /* the divisor exceeds any mantissa we keep: the result is 0 or 1 */
-        v = v ? 1 : 0;
-        rounded_up = 1;
-        den = 1;
-        break;
-      }
-      den *= 10;
-    }
-    if (!rounded_up) {
-      i128 q = v / den;
-      if (q * den != v)
-        q += neg ? 0 : 1; /* toward +infinity once the sign is applied */
-      v = q;
-    } else if (neg) {
-      v = 0;
-    }
+  /* one digit at a time: nested ceilings (floors) of /10 equal one ceiling (floor) of /10^k,
+   * and the magnitude only shrinks */
+  for (; exp10 < 0 && v; exp10++) {
+    i128 q = v / 10;
+    if (q * 10 != v && !neg)
+      q++; /* toward +infinity once the sign is applied */
+    v = q;
   }
   if (v > I64_MAX)
     goto too_large;

@@ -104,6 +104,20 @@ static void test_rounding_up_to_milli(void **state) {
   assert_milli("0.000", 0);
 }
 
+/* A binary suffix multiplies the mantissa by up to 2^60 before the fraction's power of ten
+ * divides it: a divisor beyond 2^100 no longer means a result of 0 or 1 (it gave 1 for
+ * 1423.4 milli). Found while writing tests/fuzz/fuzz_quantity.c. */
+static void test_long_fractions_with_a_binary_suffix(void **state) {
+  (void)state;
+  /* 1.23456789012345678e-18 * 2^60 = 1.42335...: 1424 milli, rounded up */
+  assert_milli("0.00000000000000000123456789012345678Ei", 1424);
+  assert_milli("-0.00000000000000000123456789012345678Ei", -1423);
+  assert_milli("0.0000000000000000012345678901234567Ei", 1424);
+  assert_milli("0.000000000000000000000000000000000000000000000001Ei", 1);
+  assert_milli("-0.000000000000000000000000000000000000000000000001Ei", 0);
+  assert_milli("0.0000000000000000000000000000000001", 1);
+}
+
 static void test_limits_of_int64(void **state) {
   (void)state;
   assert_milli("9223372036854775800m", 9223372036854775800LL);
@@ -220,6 +234,7 @@ int main(void) {
       cmocka_unit_test(test_limits_of_int64),          cmocka_unit_test(test_units_round_up),
       cmocka_unit_test(test_bad_input_names_the_text), cmocka_unit_test(test_too_large),
       cmocka_unit_test(test_format_decimal),           cmocka_unit_test(test_format_binary),
+      cmocka_unit_test(test_long_fractions_with_a_binary_suffix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
