@@ -123,9 +123,11 @@ static int get_resources(dctx *c, const doc_node *n, const char *path, res_list 
   for (size_t i = 0; i < n->n; i++) {
     const doc_node *v = n->pairs[i].value;
     int64_t milli;
-    if (v->type == DOC_INT && !v->big) {
+    if (v->type == DOC_INT && !v->big && v->v.i <= INT64_MAX / 1000 &&
+        v->v.i >= INT64_MIN / 1000) {
       milli = v->v.i * 1000; /* a bare number, as YAML or a test may write it */
     } else if (v->type == DOC_STR || v->type == DOC_FLOAT || v->type == DOC_INT) {
+      /* a bare number too large for milli-units gets the parser's "too large" */
       if (quantity_parse(v->text, &milli, c->err) < 0)
         return dserr_prefix(c->err, "%s.%s", path, n->pairs[i].key);
     } else {
