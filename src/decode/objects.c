@@ -457,8 +457,10 @@ static void compute_requests(model *m, pod *p, ctr *regular, size_t nreg, ctr *i
   if (!acc)
     abort();
   for (size_t i = 0; i < nreg; i++)
-    for (size_t j = 0; j < regular[i].req.n; j++)
-      acc_find(acc, &n, regular[i].req.items[j].name)->regular += regular[i].req.items[j].milli;
+    for (size_t j = 0; j < regular[i].req.n; j++) {
+      res_acc *r = acc_find(acc, &n, regular[i].req.items[j].name);
+      r->regular = quantity_add(r->regular, regular[i].req.items[j].milli);
+    }
   /* init containers in order; a sidecar's request counts toward every later init's demand */
   for (size_t i = 0; i < ninit; i++) {
     for (size_t j = 0; j < init[i].req.n; j++)
@@ -467,11 +469,11 @@ static void compute_requests(model *m, pod *p, ctr *regular, size_t nreg, ctr *i
       int64_t q = res_get(&init[i].req, acc[a].name, NULL);
       int64_t demand;
       if (init[i].sidecar) {
-        acc[a].regular += q;
-        acc[a].sidecar_sum += q;
+        acc[a].regular = quantity_add(acc[a].regular, q);
+        acc[a].sidecar_sum = quantity_add(acc[a].sidecar_sum, q);
         demand = acc[a].sidecar_sum;
       } else {
-        demand = q + acc[a].sidecar_sum;
+        demand = quantity_add(q, acc[a].sidecar_sum);
       }
       if (demand > acc[a].init_max)
         acc[a].init_max = demand;
@@ -482,8 +484,10 @@ static void compute_requests(model *m, pod *p, ctr *regular, size_t nreg, ctr *i
   for (size_t j = 0; j < pod_level->n; j++)
     if (pod_level_resource(pod_level->items[j].name))
       acc_find(acc, &n, pod_level->items[j].name)->total = pod_level->items[j].milli;
-  for (size_t j = 0; j < overhead->n; j++)
-    acc_find(acc, &n, overhead->items[j].name)->total += overhead->items[j].milli;
+  for (size_t j = 0; j < overhead->n; j++) {
+    res_acc *r = acc_find(acc, &n, overhead->items[j].name);
+    r->total = quantity_add(r->total, overhead->items[j].milli);
+  }
   p->requests.items = ARENA_NEWN(m->mem, res_q, n ? n : 1);
   p->requests.n = n;
   for (size_t a = 0; a < n; a++)
@@ -522,12 +526,12 @@ static qos_class compute_qos(model *m, ctr *regular, size_t nreg, ctr *init, siz
       for (int r = 0; r < 2; r++) {
         int64_t q = res_get(&list[i].req, names[r], NULL);
         if (q > 0) {
-          req_sum[r] += q;
+          req_sum[r] = quantity_add(req_sum[r], q);
           has_req[r] = true;
         }
         q = res_get(&list[i].lim, names[r], NULL);
         if (q > 0) {
-          lim_sum[r] += q;
+          lim_sum[r] = quantity_add(lim_sum[r], q);
           has_lim[r] = true;
           lim_found[r] = true;
         }

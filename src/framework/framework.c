@@ -8,6 +8,7 @@
 #include "framework.h"
 
 #include "../obs/metrics.h"
+#include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "podutil.h"
 
@@ -253,7 +254,7 @@ static node_usage *usage_of(cycle *cy, const node *n) {
           items = realloc(items, (cap *= 2) * sizeof *items);
         items[k++] = (res_q){p->requests.items[r].name, 0};
       }
-      items[j].milli += p->requests.items[r].milli;
+      items[j].milli = quantity_add(items[j].milli, p->requests.items[r].milli);
     }
   }
   u->used.items = ARENA_NEWN(cy->mem, res_q, k ? k : 1);

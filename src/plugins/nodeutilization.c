@@ -45,7 +45,7 @@ nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_
     int64_t milli[NU_MAX_RES] = {0};
     for (size_t k = 0; k < nn->npods; k++)
       for (size_t j = 0; j < r->n; j++)
-        milli[j] += res_get(&nn->pods[k]->requests, r->names[j], NULL);
+        milli[j] = quantity_add(milli[j], res_get(&nn->pods[k]->requests, r->names[j], NULL));
     const res_list *capsrc = nd->allocatable.n ? &nd->allocatable : &nd->capacity;
     for (size_t j = 0; j < r->n; j++) {
       const char *name = r->names[j];
@@ -96,7 +96,7 @@ int nu_validate_thresholds(const pct_map *m, dserr *err) {
 int64_t nu_usage_sum(const nu_resources *r, const nu_node *nn) {
   int64_t s = 0;
   for (size_t j = 0; j < r->n; j++)
-    s += nn->usage[j];
+    s = quantity_add(s, nn->usage[j]);
   return s;
 }
 
@@ -346,8 +346,8 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
     LOGV(3, &h->log, "Evicted pods", LSTR("pod", pod_ref(p, ref, sizeof ref)));
     for (size_t j = 0; j < r->n; j++) {
       int64_t d = strcmp(r->names[j], "pods") == 0 ? 1 : pod_usage[j];
-      src->usage[j] -= d;
-      avail[j] -= d;
+      src->usage[j] = quantity_sub(src->usage[j], d);
+      avail[j] = quantity_sub(avail[j], d);
     }
     log_updated_usage(r, src);
     if (!plan->cont(r, src, avail))
@@ -362,7 +362,8 @@ int nu_evict(plugin_handle *h, const nu_plan *plan, dserr *err) {
   int64_t avail[NU_MAX_RES] = {0};
   for (size_t d = 0; d < plan->ndests; d++)
     for (size_t j = 0; j < r->n; j++)
-      avail[j] += plan->dests[d]->cap[j] - plan->dests[d]->usage[j];
+      avail[j] = quantity_add(avail[j],
+                              quantity_sub(plan->dests[d]->cap[j], plan->dests[d]->usage[j]));
   log_total_capacity(r, avail);
   for (size_t s = 0; s < plan->nsources; s++)
     if (drain_node(h, plan, plan->sources[s], avail) == PLUGIN_STOP)

@@ -112,6 +112,20 @@ too_large:
   return dserr_set(err, "invalid quantity \"%s\": too large", text);
 }
 
+int64_t quantity_add(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+
+int64_t quantity_sub(int64_t a, int64_t b) {
+  int64_t diff;
+  if (__builtin_sub_overflow(a, b, &diff))
+    return b < 0 ? INT64_MAX : INT64_MIN;
+  return diff;
+}
+
 int64_t quantity_units(int64_t milli) {
   if (milli >= 0)
     return milli / 1000 + (milli % 1000 != 0);

@@ -14,6 +14,12 @@
 
 /* Parses text into *milli. On error returns -1 with a message naming the text. */
 int quantity_parse(const char *text, int64_t *milli, dserr *err);
+/* a + b held at INT64_MIN / INT64_MAX instead of overflowing. Sums of requests use it: no
+ * real cluster comes near the limits, but a snapshot may say anything and a sum must not
+ * be undefined behaviour (upstream adds exact decimals, which cannot overflow). */
+int64_t quantity_add(int64_t a, int64_t b);
+/* a - b, held likewise. */
+int64_t quantity_sub(int64_t a, int64_t b);
 /* Whole units, rounded up (Quantity.Value()). */
 int64_t quantity_units(int64_t milli);
 
