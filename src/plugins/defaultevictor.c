@@ -389,7 +389,10 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
     }
   }
   if (a->has_min_age) {
-    int64_t age_ns = p->has_start_time ? (h->now - p->start_time) * 1000000000LL : -1;
+    /* Go's time.Since saturates: a start time centuries away must not overflow */
+    int64_t age_ns = -1;
+    if (p->has_start_time && __builtin_mul_overflow(h->now - p->start_time, 1000000000LL, &age_ns))
+      age_ns = h->now > p->start_time ? INT64_MAX : INT64_MIN;
     if (!p->has_start_time || age_ns < a->min_age_ns) {
       strbuf d = {0};
       duration_format(&d, a->min_age_ns);

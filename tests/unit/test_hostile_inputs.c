@@ -60,10 +60,31 @@ static void test_negative_requests(void **state) {
   sim_run_free(&r);
 }
 
+/* DefaultEvictor's minPodAge multiplied a start time's age in seconds by 1e9 unchecked: a
+ * start time centuries away overflowed (found by fuzz_cycle). Go's time.Since saturates;
+ * so does the age now: the year-1 pod is old enough, the year-9999 one is not. */
+static void test_min_pod_age_with_start_times_centuries_away(void **state) {
+  (void)state;
+  cluster_begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_pod("old", "n1", .created = "0001-01-01T00:00:00Z",
+              .status = "\"startTime\":\"0001-01-01T00:00:00Z\"");
+  cluster_pod("future", "n1", .created = "0001-01-01T00:00:00Z",
+              .status = "\"startTime\":\"9999-12-31T23:59:59Z\"");
+  const char *snapshot = cluster_end();
+  const char *pol = plugin_policy(.plugin = "PodLifeTime", .args = "{maxPodLifeTimeSeconds: 60}",
+                                  .evictor_args = "{minPodAge: 5m}");
+  sim_run r = sim_run_ok(pol, snapshot, 4);
+  assert_evictions(&r, "ns/old");
+  sim_run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_request_sums_hold_at_the_limit),
       cmocka_unit_test(test_negative_requests),
+      cmocka_unit_test(test_min_pod_age_with_start_times_centuries_away),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
