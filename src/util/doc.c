@@ -25,6 +25,8 @@ typedef struct {
   size_t n, cap;
   const char *pending_key;
   int streaming; /* the root's `items` in streaming mode: children go to the callback */
+  size_t size;   /* nodes in the subtree so far, aliases counted as what they stand for */
+  size_t anchor; /* index in anchors + 1 when the container is anchored, else 0 */
 } frame;
 
 typedef struct {
@@ -43,8 +45,12 @@ typedef struct {
   struct anchor {
     char *name;
     doc_node *node;
+    size_t size; /* the node's subtree size (see frame.size) */
+    int open;    /* a container still being read: an alias to it would make a cycle */
   } *anchors;
   size_t nanchors, capanchors;
+  /* go-yaml's guard against alias bombs: nodes read, and nodes that aliases stand for */
+  size_t nodes, alias_nodes;
 } builder;
 
 /* The arena for a node that sits at stack depth d (the root is 1): list items and all
@@ -70,13 +76,15 @@ static void push_kid(frame *f, void *p) {
   f->kids[f->n++] = p;
 }
 
-/* Adds a finished node to the open container (or makes it the root). Returns -1 to stop. */
-static int add_node(builder *b, doc_node *node) {
+/* Adds a finished node of subtree size `size` to the open container (or makes it the root).
+ * Returns -1 to stop. */
+static int add_sized_node(builder *b, doc_node *node, size_t size) {
   if (b->depth == 0) {
     b->root = node;
     return 0;
   }
   frame *f = &b->stack[b->depth - 1];
+  f->size = f->size + size < f->size ? SIZE_MAX : f->size + size;
   if (f->node->type == DOC_MAP) {
     push_kid(f, (void *)f->pending_key);
     push_kid(f, node);
@@ -97,8 +105,11 @@ static int add_node(builder *b, doc_node *node) {
   return 0;
 }
 
+static int add_node(builder *b, doc_node *node) { return add_sized_node(b, node, 1); }
+
 /* A new node that will be a child of the open container. */
 static doc_node *new_node(builder *b, doc_type t, int line) {
+  b->nodes++;
   doc_node *n = ARENA_NEW(arena_at(b, b->depth + 1), doc_node);
   n->type = t;
   n->line = line;
@@ -122,6 +133,8 @@ static void open_container(builder *b, doc_type t, int line) {
   f->n = 0;
   f->pending_key = NULL;
   f->streaming = streaming;
+  f->size = 1;
+  f->anchor = 0;
   b->depth++;
   if (streaming)
     b->items_depth = b->depth;
@@ -144,8 +157,13 @@ static int close_container(builder *b) {
     if (node->n)
       memcpy(node->items, f->kids, node->n * sizeof(void *));
   }
+  /* an anchor on this container now knows its size (unless the anchors were reset since) */
+  if (f->anchor && f->anchor <= b->nanchors && b->anchors[f->anchor - 1].node == node) {
+    b->anchors[f->anchor - 1].size = f->size;
+    b->anchors[f->anchor - 1].open = 0;
+  }
   b->depth--;
-  return add_node(b, node);
+  return add_sized_node(b, node, f->size);
 }
 
 /* A key of the open map. */
@@ -316,14 +334,43 @@ static int yaml_fail(dserr *err, const char *name, yaml_parser_t *p) {
                    p->problem_mark.line + 1, p->problem_mark.column + 1, what);
 }
 
-static void anchor_add(builder *b, const char *name, doc_node *node) {
+/* Records an anchor: a scalar (complete, size 1) or the container just opened. */
+static void anchor_add(builder *b, const char *name, doc_node *node, int container) {
   if (b->nanchors == b->capanchors) {
     b->capanchors = b->capanchors ? b->capanchors * 2 : 8;
     b->anchors = xrealloc(b->anchors, b->capanchors * sizeof *b->anchors);
   }
   b->anchors[b->nanchors].name = strdup(name);
   b->anchors[b->nanchors].node = node;
+  b->anchors[b->nanchors].size = 1;
+  b->anchors[b->nanchors].open = container;
   b->nanchors++;
+  if (container)
+    b->stack[b->depth - 1].anchor = b->nanchors;
+}
+
+/* go-yaml v2's allowedAliasRatio: the share of decoded nodes that may come from aliases. */
+static double allowed_alias_ratio(size_t decoded) {
+  if (decoded <= 400000)
+    return 0.99;
+  if (decoded >= 4000000)
+    return 0.10;
+  return 0.99 - 0.89 * ((double)(decoded - 400000) / 3600000.0);
+}
+
+/* An alias stands for `size` nodes. Consumers walk an aliased subtree once per alias, so a
+ * few bytes of aliases of aliases can stand for billions of nodes: refuse what go-yaml
+ * (upstream's YAML reader) refuses, with its rule. */
+static int alias_expand(builder *b, const char *name, int line, const char *alias, size_t size) {
+  b->alias_nodes = b->alias_nodes + size < b->alias_nodes ? SIZE_MAX : b->alias_nodes + size;
+  size_t decoded = b->nodes + b->alias_nodes < b->nodes ? SIZE_MAX : b->nodes + b->alias_nodes;
+  if (b->alias_nodes > 100 && decoded > 1000 &&
+      (double)b->alias_nodes / (double)decoded > allowed_alias_ratio(decoded))
+    return dserr_set(b->err,
+                     "%s: line %d: the document contains excessive aliasing (alias *%s stands for "
+                     "%zu nodes)",
+                     name, line, alias, size);
+  return 0;
 }
 
 /* Adds a scalar event: a map key when the open map awaits one, else a value. */
@@ -345,7 +392,7 @@ static int yaml_scalar(builder *b, yaml_event_t *ev) {
   else
     n->text = copy;
   if (ev->data.scalar.anchor)
-    anchor_add(b, (const char *)ev->data.scalar.anchor, n);
+    anchor_add(b, (const char *)ev->data.scalar.anchor, n, 0);
   return add_node(b, n);
 }
 
@@ -379,7 +426,7 @@ static int yaml_run(builder *b, const char *name, yaml_parser_t *parser) {
                                       ? ev.data.mapping_start.anchor
                                       : ev.data.sequence_start.anchor;
       if (anchor)
-        anchor_add(b, (const char *)anchor, b->stack[b->depth - 1].node);
+        anchor_add(b, (const char *)anchor, b->stack[b->depth - 1].node, 1);
       break;
     }
     case YAML_MAPPING_END_EVENT:
@@ -391,20 +438,23 @@ static int yaml_run(builder *b, const char *name, yaml_parser_t *parser) {
       break;
     case YAML_ALIAS_EVENT: {
       const char *an = (const char *)ev.data.alias.anchor;
-      doc_node *target = NULL;
+      const struct anchor *target = NULL;
       for (size_t i = b->nanchors; i-- > 0;)
         if (strcmp(b->anchors[i].name, an) == 0) {
-          target = b->anchors[i].node;
+          target = &b->anchors[i];
           break;
         }
       if (!target)
         rc = dserr_set(b->err, "%s: line %d: alias *%s refers to no anchor in this object", name,
                        line, an);
+      else if (target->open) /* go-yaml: "anchor 'a' value contains itself" */
+        rc = dserr_set(b->err, "%s: line %d: alias *%s is inside the value of its own anchor", name,
+                       line, an);
       else if (b->depth && b->stack[b->depth - 1].node->type == DOC_MAP &&
                !b->stack[b->depth - 1].pending_key)
-        b->stack[b->depth - 1].pending_key = target->text ? target->text : "";
-      else
-        rc = add_node(b, target);
+        b->stack[b->depth - 1].pending_key = target->node->text ? target->node->text : "";
+      else if (!(rc = alias_expand(b, name, line, an, target->size)))
+        rc = add_sized_node(b, target->node, target->size);
       break;
     }
     default:

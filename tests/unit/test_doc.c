@@ -307,6 +307,32 @@ static void test_second_yaml_document_refused(void **state) {
   assert_contains(parse_error(DOC_FMT_YAML, "---\na: 1\n---\n"), "line 3: a second YAML document");
 }
 
+/* Aliases share nodes, so a few bytes of aliases of aliases stand for billions of nodes that
+ * every consumer walks, and an alias inside its own anchor makes a cycle. Both are refused as
+ * go-yaml refuses them; ordinary reuse of anchors is not. Found while fuzzing the YAML paths
+ * (tests/fuzz): a 35 KB snapshot of aliased containers took minutes to decode. */
+static void test_yaml_alias_bombs_and_cycles_refused(void **state) {
+  (void)state;
+  doc_node *root = NULL;
+  dserr err;
+  err.msg[0] = 0;
+  assert_int_equal(doc_parse_yaml_file(test_mem, DATA "alias-bomb.yaml", &root, &err), -1);
+  assert_contains(err.msg, "alias-bomb.yaml: line ");
+  assert_contains(err.msg, "the document contains excessive aliasing (alias *");
+  assert_int_equal(doc_parse_yaml_file(test_mem, DATA "alias-cycle.yaml", &root, &err), -1);
+  assert_contains(err.msg, "alias-cycle.yaml: line 5: alias *m is inside the value of its own anchor");
+  assert_contains(parse_error(DOC_FMT_YAML, "a: &a [*a]\n"),
+                  "line 1: alias *a is inside the value of its own anchor");
+  /* ordinary reuse: one anchored map used a hundred times is fine */
+  char text[2048] = "base: &b {cpu: 1, memory: 2, pods: 3}\nuses: [";
+  for (int i = 0; i < 100; i++)
+    strcat(text, i ? ", *b" : "*b");
+  strcat(text, "]\n");
+  root = yaml(text);
+  assert_int_equal(doc_get(root, "uses")->n, 100);
+  assert_int_equal(doc_path(root, "uses", NULL)->items[99]->n, 3);
+}
+
 /* ---------- streaming ---------- */
 
 typedef struct {
@@ -532,6 +558,7 @@ int main(void) {
       cmocka_unit_test(test_truncated_json),
       cmocka_unit_test(test_malformed_yaml_names_line),
       cmocka_unit_test(test_second_yaml_document_refused),
+      cmocka_unit_test(test_yaml_alias_bombs_and_cycles_refused),
       cmocka_unit_test(test_stream_items_one_by_one),
       cmocka_unit_test(test_stream_yaml_list),
       cmocka_unit_test(test_stream_single_object),
