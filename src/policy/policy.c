@@ -95,6 +95,14 @@ static int read_plugin_sets(loader *l, const doc_node *plugins, const char *path
 }
 
 static int read_plugin_configs(loader *l, const doc_node *list, const char *path, profile *pr) {
+  if (pr->config) {
+    /* a repeated key: the last one is used, as for every other field (the entries of the
+     * first must not be counted into the second's array) */
+    warn_ignored(l, path,
+                 "pluginConfig is given more than once in this profile; the last one is used");
+    pr->config = NULL;
+    pr->nconfig = 0;
+  }
   if (is_null(list))
     return 0;
   if (list->type != DOC_SEQ)

@@ -559,6 +559,34 @@ static void test_ignored_fields_warn(void **state) {
   policy_free(p);
 }
 
+/* A profile with pluginConfig twice counted the first list's entries into the second's
+ * array (written past its end: fuzz_policy found the corrupted descriptors and args). The
+ * last one is used now, as for any other repeated field, with a warning. */
+static void test_repeated_plugin_config(void **state) {
+  (void)state;
+  policy *p = load_ok(HEAD "profiles:\n- name: p\n  pluginConfig:\n"
+                           "  - name: DefaultEvictor\n  - name: RemovePodsHavingTooManyRestarts\n"
+                           "    args: {podRestartThreshold: 1}\n"
+                           "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 1}\n"
+                           "  pluginConfig:\n"
+                           "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 60}\n"
+                           "  plugins:\n    deschedule: {enabled: [PodLifeTime]}\n");
+  const profile *pr = &p->profiles[0];
+  assert_int_equal(pr->nconfig, 2); /* PodLifeTime and the injected DefaultEvictor */
+  assert_non_null(profile_config(pr, "PodLifeTime"));
+  assert_non_null(profile_config(pr, "DefaultEvictor"));
+  assert_null(profile_config(pr, "RemovePodsHavingTooManyRestarts"));
+  assert_true(logged("field=\"profiles[0].pluginConfig\" reason=\"pluginConfig is given more "
+                     "than once in this profile; the last one is used\""));
+  policy_free(p);
+  /* the fuzzer's minimized input: an unregistered name in the first list */
+  p = load(HEAD "profiles:\n- pluginConfig:\n  - name: L\n  - name: L\n  - name: p\n"
+                "  pluginConfig:\n  - name: LowNodeUtilization\n");
+  policy_free(p);
+  assert_string_equal(last_error, WRAP "in profile : thresholds config is not valid: no resource "
+                                       "threshold is configured");
+}
+
 static int teardown(void **state) {
   (void)state;
   free(last_logs);
@@ -578,6 +606,7 @@ int main(void) {
       cmocka_unit_test(test_profile_build_errors),
       cmocka_unit_test(test_priority_threshold),
       cmocka_unit_test(test_ignored_fields_warn),
+      cmocka_unit_test(test_repeated_plugin_config),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }
