@@ -47,6 +47,7 @@ cli() {
 suite "build" build || true
 suite "unit tests" ctest --test-dir build --output-on-failure -j2
 suite "unit tests (ASan+UBSan)" bash -c "$(declare -f build_asan); build_asan && ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j2"
+suite "fuzz smoke" tests/fuzz/smoke.sh
 suite "upstream conformance" conformance
 suite "CLI" cli
 suite "API simulator" python3 -m unittest discover -s tests/apisim -p 'test_*.py'
