@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite in turn and prints one summary line per suite.
-# Suites: unit (cmocka), unit under ASan+UBSan, upstream conformance vectors, CLI scripts,
-# the API simulator's own tests. Exit status: 0 only when every suite passes.
+# Suites: unit (cmocka), unit under ASan+UBSan, a libFuzzer smoke run of every parser,
+# upstream conformance vectors, CLI scripts (the live ones against the API simulator), the
+# API simulator's own tests. Exit status: 0 only when every suite passes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
