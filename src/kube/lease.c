@@ -97,6 +97,24 @@ static int send(lease_elector *le, const char *method, bool item, const char *bo
   return rc;
 }
 
+/* Creates (POST) or replaces (PUT, with rv) the lease naming us as holder. 1 when written,
+ * 0 on a conflict (another replica wrote first), -1 with err. */
+static int claim(lease_elector *le, const char *rv, const char *acquire, long transitions,
+                 dserr *err) {
+  strbuf body = {0};
+  lease_body(le, &body, rv, le->identity, le->lease_duration_s, acquire, transitions);
+  long status = 0;
+  int rc = send(le, rv ? "PUT" : "POST", rv != NULL, sb_str(&body), &status, err);
+  sb_free(&body);
+  if (rc < 0)
+    return -1;
+  if (status == 409)
+    return 0;
+  le->leading = true;
+  le->last_renewed = lease_monotonic_ns();
+  return 1;
+}
+
 int lease_try(lease_elector *le, dserr *err) {
   strbuf path = {0};
   lease_path(le, &path, true);
@@ -108,17 +126,7 @@ int lease_try(lease_elector *le, dserr *err) {
   long status = r.status;
   if (status == 404) {
     kube_response_free(&r);
-    strbuf body = {0};
-    lease_body(le, &body, NULL, le->identity, le->lease_duration_s, NULL, 0);
-    rc = send(le, "POST", false, sb_str(&body), &status, err);
-    sb_free(&body);
-    if (rc < 0)
-      return -1;
-    if (status == 409)
-      return 0;
-    le->leading = true;
-    le->last_renewed = lease_monotonic_ns();
-    return 1;
+    return claim(le, NULL, NULL, 0, err);
   }
   if (status != 200) {
     char msg[512], reason[128];
@@ -158,19 +166,11 @@ int lease_try(lease_elector *le, dserr *err) {
     le->leading = false;
     return 0;
   }
-  strbuf body = {0};
-  lease_body(le, &body, rv, le->identity, le->lease_duration_s, mine ? acquire : NULL,
-             mine ? transitions : transitions + 1);
-  rc = send(le, "PUT", true, sb_str(&body), &status, err);
-  sb_free(&body);
+  /* a replace without a resourceVersion would not be a compare-and-swap */
+  rc = rv ? claim(le, rv, mine ? acquire : NULL, mine ? transitions : transitions + 1, err)
+          : dserr_set(err, "lease %s/%s has no resourceVersion", le->ns, le->name);
   arena_free(a);
-  if (rc < 0)
-    return -1;
-  if (status == 409)
-    return 0;
-  le->leading = true;
-  le->last_renewed = lease_monotonic_ns();
-  return 1;
+  return rc;
 }
 
 void lease_release(lease_elector *le) {

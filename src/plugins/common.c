@@ -88,3 +88,14 @@ bool evict_in_order(plugin_handle *h, pod **pods, size_t n, bool skip_on_node_li
   }
   return false;
 }
+
+bool statuses_exited_with(const i32_list *codes, const container_status *cs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!cs[i].terminated)
+      continue;
+    for (size_t k = 0; k < codes->n; k++)
+      if (codes->items[k] == cs[i].exit_code)
+        return true;
+  }
+  return false;
+}

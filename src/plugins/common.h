@@ -36,6 +36,9 @@ void pod_vec_push(arena *a, pod_vec *v, pod *p);
 /* Logs a failed eviction the way plugins do ("eviction failed"). */
 void log_eviction_failed(plugin_handle *h, const pod *p);
 
+/* Some container status (of the n given) terminated with an exit code in codes. */
+bool statuses_exited_with(const i32_list *codes, const container_status *cs, size_t n);
+
 /* Evicts pods in order, reacting to errors as most Deschedule plugins do (plugins.md §0.6):
  * a total limit stops (returns true: the plugin is done), a node limit ends the list or,
  * with skip_on_node_limit, skips just that pod; other failures are logged. */

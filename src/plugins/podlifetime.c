@@ -148,17 +148,6 @@ static bool matches_conditions(const plt_args *a, const pod *p, int64_t now) {
   return false;
 }
 
-static bool exit_code_in(const i32_list *codes, const container_status *cs, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!cs[i].terminated)
-      continue;
-    for (size_t k = 0; k < codes->n; k++)
-      if (codes->items[k] == cs[i].exit_code)
-        return true;
-  }
-  return false;
-}
-
 static bool plt_pod_filter(plugin_handle *h, const plt_args *a, const pod *p) {
   if (!pod_passes_ns_and_labels(&a->namespaces, a->label_selector, p))
     return false;
@@ -178,8 +167,8 @@ static bool plt_pod_filter(plugin_handle *h, const plt_args *a, const pod *p) {
     return false;
   if (a->conditions.n && !matches_conditions(a, p, h->now))
     return false;
-  if (a->exit_codes.n && !exit_code_in(&a->exit_codes, p->container_status, p->ncontainer_status) &&
-      !(a->init_containers && exit_code_in(&a->exit_codes, p->init_status, p->ninit_status)))
+  if (a->exit_codes.n && !statuses_exited_with(&a->exit_codes, p->container_status, p->ncontainer_status) &&
+      !(a->init_containers && statuses_exited_with(&a->exit_codes, p->init_status, p->ninit_status)))
     return false;
   return true;
 }

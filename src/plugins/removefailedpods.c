@@ -73,21 +73,10 @@ static bool rfp_matches_reasons(const rfp_args *a, const pod *p) {
           rfp_statuses_match_reasons(&a->reasons, p->init_status, p->ninit_status));
 }
 
-static bool rfp_statuses_match_codes(const i32_list *codes, const container_status *cs, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!cs[i].terminated)
-      continue;
-    for (size_t k = 0; k < codes->n; k++)
-      if (codes->items[k] == cs[i].exit_code)
-        return true;
-  }
-  return false;
-}
-
 static bool rfp_matches_exit_codes(const rfp_args *a, const pod *p) {
-  return rfp_statuses_match_codes(&a->exit_codes, p->container_status, p->ncontainer_status) ||
+  return statuses_exited_with(&a->exit_codes, p->container_status, p->ncontainer_status) ||
          (a->init_containers &&
-          rfp_statuses_match_codes(&a->exit_codes, p->init_status, p->ninit_status));
+          statuses_exited_with(&a->exit_codes, p->init_status, p->ninit_status));
 }
 
 /* The criteria after the evictor's filters; every failure is collected so the V4 line says
