@@ -448,7 +448,15 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
                           pol->grace_period_seconds.v};
   char msg[2048] = "";
-  sink_result res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
+  sink_result res;
+  if (p->evicted && cy->sink->dry_run) {
+    /* a dry run deleted the pod from its store: a second request finds nothing, as
+     * upstream's fake client answers */
+    snprintf(msg, sizeof msg, "unable to delete pod %s: pods \"%s\" not found", ref, p->name);
+    res = SINK_ERROR;
+  } else {
+    res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
+  }
 
   if (res == SINK_EVICTED) {
     if (*p->node_name && p->node)

@@ -43,7 +43,9 @@ typedef struct eviction_sink {
   /* Records a Kubernetes Event about p (type "Normal" or "Warning"); NULL = no events. */
   void (*event)(struct eviction_sink *self, const pod *p, const char *type, const char *reason,
                 const char *note);
-  bool dry_run; /* log "Evicted pod in dry run mode", emit no events */
+  /* log "Evicted pod in dry run mode", emit no events; a pod this cycle already evicted
+   * fails with the fake store's not-found without reaching the sink */
+  bool dry_run;
 } eviction_sink;
 
 /* ---------- requests in background (EvictionsInBackground, descheduler-core.md §6) ---------- */

@@ -181,13 +181,8 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
 static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                               char *msg, size_t cap) {
   live_sink *s = (live_sink *)self;
-  if (self->dry_run) {
-    if (p->evicted) {
-      snprintf(msg, cap, "unable to delete pod %s/%s: pods \"%s\" not found", p->ns, p->name, p->name);
-      return SINK_ERROR;
-    }
+  if (self->dry_run)
     return SINK_EVICTED;
-  }
   if (s->stop && *s->stop) {
     snprintf(msg, cap, "not sent: the descheduler is shutting down");
     return SINK_ERROR;

@@ -14,6 +14,7 @@
 #include "../policy/args.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
+#include "common.h"
 #include "registry.h"
 
 #include <stdio.h>
@@ -84,17 +85,19 @@ static const args_field pvc_config_fields[] = {
 static const args_field protection_config_fields[] = {
     {"PodsWithPVC", AF_OBJECT, 0, pvc_config_fields}, {NULL}};
 static const args_field protections_fields[] = {
-    {"defaultDisabled", AF_STRINGS, offsetof(de_args, pod_protections.default_disabled) -
-                                        offsetof(de_args, pod_protections)},
+    {"defaultDisabled", AF_STRINGS,
+     offsetof(de_args, pod_protections.default_disabled) - offsetof(de_args, pod_protections)},
     {"extraEnabled", AF_STRINGS,
      offsetof(de_args, pod_protections.extra_enabled) - offsetof(de_args, pod_protections)},
     {"config", AF_OBJECT,
-     offsetof(de_args, pod_protections.protected_storage_classes) - offsetof(de_args, pod_protections),
+     offsetof(de_args, pod_protections.protected_storage_classes) -
+         offsetof(de_args, pod_protections),
      protection_config_fields},
     {NULL}};
 static const args_field threshold_fields[] = {
     {"value", AF_OPT_INT, 0},
-    {"name", AF_STRING, offsetof(de_args, priority_threshold.name) - offsetof(de_args, priority_threshold)},
+    {"name", AF_STRING,
+     offsetof(de_args, priority_threshold.name) - offsetof(de_args, priority_threshold)},
     {NULL}};
 
 static const args_field de_fields[] = {
@@ -130,23 +133,8 @@ static bool has_duplicates(const str_list *l) {
   return false;
 }
 
-/* Whether msg is already one of the ", "-joined messages in errs. */
-static bool has_error(const strbuf *errs, const char *msg) {
-  const char *all = sb_str(errs);
-  size_t n = strlen(msg);
-  for (const char *p = all; (p = strstr(p, msg)) != NULL; p++) {
-    bool starts = p == all || (p - all >= 2 && p[-2] == ',' && p[-1] == ' ');
-    bool ends = p[n] == 0 || (p[n] == ',' && p[n + 1] == ' ');
-    if (starts && ends)
-      return true;
-  }
-  return false;
-}
-
-/* Upstream aggregates with utilerrors.NewAggregate, whose text lists a repeated message once. */
+/* Filter's failed checks, ", "-joined (each check adds at most one text). */
 static void add_error(strbuf *errs, int *count, const char *msg) {
-  if (*count && has_error(errs, msg))
-    return;
   if ((*count)++)
     sb_append(errs, ", ");
   sb_append(errs, msg);
@@ -154,73 +142,68 @@ static void add_error(strbuf *errs, int *count, const char *msg) {
 
 static int de_validate(const void *vargs, dserr *err) {
   const de_args *a = vargs;
-  strbuf errs = {0};
-  int count = 0;
-  char buf[512];
+  errlist e = {0};
   if (a->priority_threshold.value.set && a->priority_threshold.name && *a->priority_threshold.name)
-    add_error(&errs, &count, "priority threshold misconfigured, only one of priorityThreshold fields can be set");
-  if (a->no_eviction_policy && *a->no_eviction_policy && strcmp(a->no_eviction_policy, "Preferred") &&
-      strcmp(a->no_eviction_policy, "Mandatory"))
-    add_error(&errs, &count, "noEvictionPolicy accepts only [\"Preferred\" \"Mandatory\"] values");
-  const str_list *dd = &a->pod_protections.default_disabled, *ee = &a->pod_protections.extra_enabled;
+    errlist_add(
+        &e, "%s",
+        "priority threshold misconfigured, only one of priorityThreshold fields can be set");
+  if (a->no_eviction_policy && *a->no_eviction_policy &&
+      strcmp(a->no_eviction_policy, "Preferred") && strcmp(a->no_eviction_policy, "Mandatory"))
+    errlist_add(&e, "%s", "noEvictionPolicy accepts only [\"Preferred\" \"Mandatory\"] values");
+  const str_list *dd = &a->pod_protections.default_disabled,
+                 *ee = &a->pod_protections.extra_enabled;
   bool deprecated = a->evict_local_storage_pods || a->evict_daemonset_pods ||
                     a->evict_system_critical_pods || a->ignore_pvc_pods ||
                     a->ignore_pods_without_pdb || a->evict_failed_bare_pods;
   if (deprecated && (dd->n || ee->n))
-    add_error(&errs, &count,
-              "cannot use Deprecated fields alongside PodProtections.ExtraEnabled or PodProtections.DefaultDisabled");
+    errlist_add(&e, "%s",
+                "cannot use Deprecated fields alongside PodProtections.ExtraEnabled or "
+                "PodProtections.DefaultDisabled");
   for (size_t i = 0; i < ee->n; i++) {
     int k = find_protection(ee->items[i]);
     if (k < 0 || protections[k].by_default) {
-      snprintf(buf, sizeof buf,
-               "invalid pod protection policy in ExtraEnabled: \"%s\". Valid options are: "
-               "[PodsWithPVC PodsWithoutPDB PodsWithResourceClaims]",
-               ee->items[i]);
-      add_error(&errs, &count, buf);
+      errlist_add(&e,
+                  "invalid pod protection policy in ExtraEnabled: \"%s\". Valid options are: "
+                  "[PodsWithPVC PodsWithoutPDB PodsWithResourceClaims]",
+                  ee->items[i]);
     }
   }
   for (size_t i = 0; i < dd->n; i++) {
     int k = find_protection(dd->items[i]);
     if (k < 0 || !protections[k].by_default) {
-      snprintf(buf, sizeof buf,
-               "invalid pod protection policy in DefaultDisabled: \"%s\". Valid options are: "
-               "[PodsWithLocalStorage SystemCriticalPods FailedBarePods DaemonSetPods]",
-               dd->items[i]);
-      add_error(&errs, &count, buf);
+      errlist_add(&e,
+                  "invalid pod protection policy in DefaultDisabled: \"%s\". Valid options are: "
+                  "[PodsWithLocalStorage SystemCriticalPods FailedBarePods DaemonSetPods]",
+                  dd->items[i]);
     }
   }
   if (has_duplicates(dd))
-    add_error(&errs, &count, "PodProtections.DefaultDisabled contains duplicate entries");
+    errlist_add(&e, "%s", "PodProtections.DefaultDisabled contains duplicate entries");
   if (has_duplicates(ee))
-    add_error(&errs, &count, "PodProtections.ExtraEnabled contains duplicate entries");
+    errlist_add(&e, "%s", "PodProtections.ExtraEnabled contains duplicate entries");
   if (str_list_contains(ee, "PodsWithPVC")) {
     const storage_class_ref *sc = a->pod_protections.protected_storage_classes.items;
     for (size_t i = 0; i < a->pod_protections.protected_storage_classes.n; i++)
       if (!sc[i].name || !*sc[i].name) {
-        snprintf(buf, sizeof buf,
-                 "PodProtections.Config.PodsWithPVC.ProtectedStorageClasses[%zu] name cannot be empty", i);
-        add_error(&errs, &count, buf);
+        errlist_add(
+            &e,
+            "PodProtections.Config.PodsWithPVC.ProtectedStorageClasses[%zu] name cannot be empty",
+            i);
       }
   }
   if (a->min_pod_age) {
     int64_t ns;
-    dserr e;
-    if (duration_parse(a->min_pod_age, &ns, &e) < 0) {
-      snprintf(buf, sizeof buf, "time: invalid duration \"%s\"", a->min_pod_age);
-      add_error(&errs, &count, buf);
-    }
+    dserr ignored;
+    if (duration_parse(a->min_pod_age, &ns, &ignored) < 0)
+      errlist_add(&e, "time: invalid duration \"%s\"", a->min_pod_age);
   }
-  int rc = 0;
-  if (count == 1)
-    rc = dserr_set(err, "%s", sb_str(&errs));
-  else if (count > 1)
-    rc = dserr_set(err, "[%s]", sb_str(&errs));
-  sb_free(&errs);
-  return rc;
+  /* upstream's aggregate lists a repeated message once; errlist does the same */
+  return errlist_finish(&e, err);
 }
 
 static unsigned resolve_protections(const de_args *a) {
-  const str_list *dd = &a->pod_protections.default_disabled, *ee = &a->pod_protections.extra_enabled;
+  const str_list *dd = &a->pod_protections.default_disabled,
+                 *ee = &a->pod_protections.extra_enabled;
   unsigned on = 0;
   if (dd->n || ee->n) {
     for (size_t i = 0; i < NPROT; i++)
@@ -258,8 +241,9 @@ static int de_prepare(void *vargs, const plugin_env *env, dserr *err) {
     int32_t v;
     dserr e;
     if (!env || !env->priority_class_value) {
-      return dserr_set(err, "unable to get priority value from the priority class: no cluster "
-                            "to look up PriorityClass \"%s\"",
+      return dserr_set(err,
+                       "unable to get priority value from the priority class: no cluster "
+                       "to look up PriorityClass \"%s\"",
                        a->priority_threshold.name);
     }
     if (env->priority_class_value(env->ctx, a->priority_threshold.name, &v, &e) < 0)
@@ -277,11 +261,16 @@ static int de_prepare(void *vargs, const plugin_env *env, dserr *err) {
   const log_field bound[] = {LSTR("plugin", "DefaultEvictor")};
   log_ctx ctx = {bound, 1};
   if (!(a->protections & PROT_FAILED_BARE))
-    LOGV(1, &ctx, "Warning: EvictFailedBarePods is set to True. This could cause eviction of pods without ownerReferences.");
+    LOGV(1, &ctx,
+         "Warning: EvictFailedBarePods is set to True. This could cause eviction of pods without "
+         "ownerReferences.");
   if (!(a->protections & PROT_SYSTEM_CRITICAL))
-    LOGV(1, &ctx, "Warning: System critical pod protection is disabled. This could cause eviction of Kubernetes system pods.");
+    LOGV(1, &ctx,
+         "Warning: System critical pod protection is disabled. This could cause eviction of "
+         "Kubernetes system pods.");
   if (a->min_replicas == 1) /* klog.V(4).Info upstream: unstructured, no keys */
-    LOGF(4, "DefaultEvictor minReplicas must be greater than 1 to check for min pods during eviction. This check will be ignored during eviction.");
+    LOGF(4, "DefaultEvictor minReplicas must be greater than 1 to check for min pods during "
+            "eviction. This check will be ignored during eviction.");
   return 0;
 }
 
@@ -306,7 +295,8 @@ static void check_pvc(plugin_handle *h, const de_args *a, const pod *p, strbuf *
     const pvc_obj *c = model_find_pvc(h->m, p->ns, p->pvc_claims[i]);
     if (!c) {
       snprintf(buf, sizeof buf,
-               "failed to get persistent volume claim \"%s\"/\"%s\": persistentvolumeclaim \"%s\" not found",
+               "failed to get persistent volume claim \"%s\"/\"%s\": persistentvolumeclaim \"%s\" "
+               "not found",
                p->ns, p->pvc_claims[i], p->pvc_claims[i]);
       add_error(fails, n, buf);
       return;
@@ -368,23 +358,28 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
   if (a->protections & PROT_PVC)
     check_pvc(h, a, p, &fails, &n);
   if ((a->protections & PROT_WITHOUT_PDB) && !covered_by_pdb(h, p))
-    add_error(&fails, &n, "pod does not have a PodDisruptionBudget and is protected against eviction");
+    add_error(&fails, &n,
+              "pod does not have a PodDisruptionBudget and is protected against eviction");
   if ((a->protections & PROT_RESOURCE_CLAIMS) && p->resource_claims)
-    add_error(&fails, &n, "pod has ResourceClaims and descheduler is configured to protect ResourceClaims pods");
+    add_error(
+        &fails, &n,
+        "pod has ResourceClaims and descheduler is configured to protect ResourceClaims pods");
   if (a->label_selector && !selector_is_empty(a->label_selector) &&
       !selector_matches(a->label_selector, &p->labels))
-    add_error(&fails, &n, "pod labels do not match the labelSelector filter in the policy parameter");
+    add_error(&fails, &n,
+              "pod labels do not match the labelSelector filter in the policy parameter");
   if (a->min_replicas > 1) {
     if (p->nowners == 1) {
       size_t have = fw_owner_pod_count(h, p->owners[0].uid);
       if (have < a->min_replicas) {
-        snprintf(buf, sizeof buf, "owner has %zu replicas which is less than minReplicas of %llu", have,
-                 (unsigned long long)a->min_replicas);
+        snprintf(buf, sizeof buf, "owner has %zu replicas which is less than minReplicas of %llu",
+                 have, (unsigned long long)a->min_replicas);
         add_error(&fails, &n, buf);
       }
     } else if (p->nowners > 1) {
       char ref[512];
-      LOGV(5, NULL, "pod has multiple owner references which is not supported for minReplicas check",
+      LOGV(5, NULL,
+           "pod has multiple owner references which is not supported for minReplicas check",
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
     }
   }
@@ -420,7 +415,8 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
 
 static bool de_pre_eviction_filter(plugin_handle *h, const void *vargs, const pod *p) {
   const de_args *a = vargs;
-  log_field bound[] = {LSTR("plugin", "DefaultEvictor"), LSTR("ExtensionPoint", "PreEvictionFilter")};
+  log_field bound[] = {LSTR("plugin", "DefaultEvictor"),
+                       LSTR("ExtensionPoint", "PreEvictionFilter")};
   log_ctx ctx = {bound, 2};
   char ref[512];
   if (a->node_fit) {
@@ -432,7 +428,9 @@ static bool de_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
       return false;
     }
     if (!pod_fits_any_other_node(h, p, nodes, count)) {
-      LOGV(0, &ctx, "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked as unschedulable",
+      LOGV(0, &ctx,
+           "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes "
+           "marked as unschedulable",
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
       return false;
     }
@@ -441,7 +439,8 @@ static bool de_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
     const namespace_obj *ns = model_find_namespace(h->m, p->ns);
     kvlist none = {0};
     if (!selector_matches(a->namespace_label_selector, ns ? &ns->labels : &none)) {
-      LOGV(0, &ctx, "pod namespace do not match the namespaceLabelSelector filter in the policy parameter",
+      LOGV(0, &ctx,
+           "pod namespace do not match the namespaceLabelSelector filter in the policy parameter",
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
       return false;
     }
