@@ -233,6 +233,7 @@ static void test_pod_with_two_owners(void **state) {
   sim_run r = sim_run_ok(rd_policy(NULL, NULL), cluster_end(), 0);
   assert_evictions(&r, "ns/a3", "ns/a4");
   assert_int_equal(sim_log_count(&r, "\"eviction failed\""), 2);
+  assert_int_equal(sim_log_count(&r, "unable to delete pod ns/a3: pods \\\"a3\\\" not found"), 1);
   sim_run_free(&r);
 }
 
