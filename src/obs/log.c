@@ -3,7 +3,6 @@
 
 #include "../util/strbuf.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -27,32 +26,6 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-/* Shortest decimal that reads back as the same double, as Go's strconv 'g' -1 gives. */
-static void append_float(strbuf *sb, double f) {
-  if (isnan(f) || isinf(f)) {
-    sb_append(sb, isnan(f) ? "\"NaN\"" : f > 0 ? "\"+Inf\"" : "\"-Inf\"");
-    return;
-  }
-  char buf[64];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, f);
-    if (strtod(buf, NULL) == f)
-      break;
-  }
-  /* Go's JSON encoder prints plain decimals for exponents in [-6, 21) */
-  if (strchr(buf, 'e') && fabs(f) >= 1e-6 && fabs(f) < 1e21) {
-    char plain[400];
-    for (int dec = 0; dec <= 340; dec++) {
-      snprintf(plain, sizeof plain, "%.*f", dec, f);
-      if (strtod(plain, NULL) == f)
-        break;
-    }
-    sb_append(sb, plain);
-    return;
-  }
-  sb_append(sb, buf);
-}
-
 static void append_value(strbuf *sb, const log_field *f, int json) {
   switch (f->type) {
   case LF_STR:
@@ -63,7 +36,7 @@ static void append_value(strbuf *sb, const log_field *f, int json) {
     break;
   case LF_INT: sb_printf(sb, "%lld", f->v.i); break;
   case LF_UINT: sb_printf(sb, "%llu", f->v.u); break;
-  case LF_FLOAT: append_float(sb, f->v.f); break;
+  case LF_FLOAT: sb_append_json_double(sb, f->v.f); break;
   case LF_BOOL: sb_append(sb, f->v.b ? "true" : "false"); break;
   case LF_JSON: sb_append(sb, f->v.s ? f->v.s : "null"); break;
   }

@@ -194,18 +194,8 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
   return s;
 }
 
-/* Go's json encoding of a float64 rounded to two decimals (half away from zero):
- * the shortest plain decimal that reads back as the same double ("80", "88.89") */
-static void format_pct(strbuf *sb, double v) {
-  double x = round(v * 100) / 100;
-  char buf[64];
-  for (int dec = 0; dec <= 17; dec++) {
-    snprintf(buf, sizeof buf, "%.*f", dec, x);
-    if (strtod(buf, NULL) == x)
-      break;
-  }
-  sb_append(sb, buf);
-}
+/* a percentage rounded to two decimals (half away from zero), as Go's JSON writes it */
+static void format_pct(strbuf *sb, double v) { sb_append_json_double(sb, round(v * 100) / 100); }
 
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn) {
   size_t idx[NU_MAX_RES];

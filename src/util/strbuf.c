@@ -1,6 +1,7 @@
 /* strbuf.c - growable string buffer; see strbuf.h. */
 #include "strbuf.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,30 @@ void sb_append_go_quoted(strbuf *sb, const char *s) {
     p++;
   }
   sb_appendc(sb, '"');
+}
+
+void sb_append_json_double(strbuf *sb, double f) {
+  if (isnan(f) || isinf(f)) {
+    sb_append(sb, isnan(f) ? "\"NaN\"" : f > 0 ? "\"+Inf\"" : "\"-Inf\"");
+    return;
+  }
+  char buf[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (strtod(buf, NULL) == f)
+      break;
+  }
+  if (strchr(buf, 'e') && fabs(f) >= 1e-6 && fabs(f) < 1e21) {
+    char plain[400];
+    for (int dec = 0; dec <= 340; dec++) {
+      snprintf(plain, sizeof plain, "%.*f", dec, f);
+      if (strtod(plain, NULL) == f)
+        break;
+    }
+    sb_append(sb, plain);
+    return;
+  }
+  sb_append(sb, buf);
 }
 
 void sb_clear(strbuf *sb) {

@@ -22,6 +22,10 @@ void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
 void sb_append_json_str(strbuf *sb, const char *s);
 /* Appends s quoted as Go's strconv.Quote does (klog's rendering of strings). */
 void sb_append_go_quoted(strbuf *sb, const char *s);
+/* Appends a double as Go's encoding/json writes a float64: the shortest decimal that reads
+ * back as the same value, plain for magnitudes in [1e-6, 1e21), else with an exponent
+ * (klog renders float values this way). NaN and infinities become quoted strings. */
+void sb_append_json_double(strbuf *sb, double f);
 void sb_clear(strbuf *sb);
 void sb_free(strbuf *sb);
 /* The contents, never NULL ("" when empty). Borrowed. */
