@@ -90,26 +90,6 @@ static bool hnu_is_underutilized(const hnu_args *a, const nu_resources *r, const
   return true;
 }
 
-
-static void hnu_log_classified(plugin_handle *h, const nu_resources *r, nu_node *nn,
-                               const char *category) {
-  fw_note_category(h, nn->node, category);
-  LOGV(0, &h->log, "Node has been classified", LSTR("category", category),
-       LSTR("node", nn->node->name), LJSON("usage", nu_usage_json(h, r, nn->usage)),
-       LJSON("usagePercentage", nu_pct_json(h, r, nn)));
-}
-
-static void hnu_log_criteria(plugin_handle *h, const pct_map *m) {
-  if (!LOG_ON(1))
-    return;
-  log_field f[NU_MAX_RES];
-  size_t k = 0;
-  for (size_t i = 0; i < m->n && k < NU_MAX_RES; i++)
-    f[k++] = LSTR(m->keys[i], nu_pct_str(h, m->values[i]));
-  log_write('I', 1, __FILE__, __LINE__, "Criteria for a node below target utilization", NULL,
-            &h->log, f, k);
-}
-
 static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   const hnu_args *a = vargs;
   nu_resources r;
@@ -134,10 +114,10 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
       targets[ntargets++] = nn;
   }
   for (size_t i = 0; i < nunder; i++)
-    hnu_log_classified(h, &r, under[i], "underutilized");
+    nu_log_classified(h, &r, under[i], "underutilized");
   for (size_t i = 0; i < ntargets; i++)
-    hnu_log_classified(h, &r, targets[i], "overutilized");
-  hnu_log_criteria(h, &a->thresholds);
+    nu_log_classified(h, &r, targets[i], "overutilized");
+  nu_log_criteria(h, "Criteria for a node below target utilization", &a->thresholds);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
 
   if (nu_nothing_to_do(h, nunder, a->number_of_nodes))

@@ -40,10 +40,12 @@ typedef struct {
 
 static const args_field prometheus_fields[] = {{"query", AF_STRING, 0}, {NULL}};
 static const args_field metrics_fields[] = {
-    {"metricsServer", AF_BOOL, offsetof(lnu_args, metrics.metrics_server) - offsetof(lnu_args, metrics)},
+    {"metricsServer", AF_BOOL,
+     offsetof(lnu_args, metrics.metrics_server) - offsetof(lnu_args, metrics)},
     {"source", AF_STRING, offsetof(lnu_args, metrics.source) - offsetof(lnu_args, metrics)},
     {"prometheus", AF_OBJECT, offsetof(lnu_args, metrics.prometheus) - offsetof(lnu_args, metrics),
-     prometheus_fields, 0, offsetof(lnu_args, metrics.has_prometheus) - offsetof(lnu_args, metrics)},
+     prometheus_fields, 0,
+     offsetof(lnu_args, metrics.has_prometheus) - offsetof(lnu_args, metrics)},
     {NULL}};
 static const args_field limits_fields[] = {{"node", AF_OPT_UINT, 0}, {NULL}};
 static const args_field lnu_fields[] = {
@@ -90,12 +92,15 @@ static int lnu_validate(const void *vargs, dserr *err) {
   if (a->has_metrics) {
     const char *src = a->metrics.source ? a->metrics.source : "";
     if (!strcmp(src, "KubernetesMetrics") && a->metrics.metrics_server)
-      return dserr_set(err, "it is not allowed to set both \"KubernetesMetrics\" source and metricsServer");
+      return dserr_set(
+          err, "it is not allowed to set both \"KubernetesMetrics\" source and metricsServer");
     if (!strcmp(src, "KubernetesMetrics") && a->metrics.has_prometheus)
-      return dserr_set(err, "prometheus configuration is not allowed to set when source is set to \"KubernetesMetrics\"");
+      return dserr_set(err, "prometheus configuration is not allowed to set when source is set to "
+                            "\"KubernetesMetrics\"");
     if (!strcmp(src, "Prometheus") && (!a->metrics.has_prometheus || !a->metrics.prometheus.query ||
                                        !*a->metrics.prometheus.query))
-      return dserr_set(err, "prometheus query is required when metrics source is set to \"Prometheus\"");
+      return dserr_set(err,
+                       "prometheus query is required when metrics source is set to \"Prometheus\"");
   }
   return 0;
 }
@@ -115,7 +120,9 @@ static int lnu_prepare(void *vargs, const plugin_env *env, dserr *err) {
         strbuf got = {0};
         for (size_t k = 0; k < maps[i]->n; k++)
           sb_printf(&got, "%s%s", k ? " " : "", maps[i]->keys[k]);
-        dserr_set(err, "%s are expected to specify a single instance of \"MetricResource\" resource, got [%s] instead",
+        dserr_set(err,
+                  "%s are expected to specify a single instance of \"MetricResource\" resource, "
+                  "got [%s] instead",
                   names[i], sb_str(&got));
         sb_free(&got);
         return -1;
@@ -168,7 +175,8 @@ static void thresholds_for(plugin_handle *h, const lnu_args *a, const nu_resourc
       }
     double avg = cnt ? sum / (double)cnt : 0;
     bool f;
-    double lo = avg - a->thresholds.values[t], hi = avg + pct_get(&a->target, a->thresholds.keys[t], &f);
+    double lo = avg - a->thresholds.values[t],
+           hi = avg + pct_get(&a->target, a->thresholds.keys[t], &f);
     low->values[t] = lo < 0 ? 0 : lo > 100 ? 100 : lo;
     high->values[t] = hi < 0 ? 0 : hi > 100 ? 100 : hi;
     avgf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, avg));
@@ -177,19 +185,11 @@ static void thresholds_for(plugin_handle *h, const lnu_args *a, const nu_resourc
   }
   if (LOG_ON(3)) {
     log_write('I', 3, __FILE__, __LINE__, "Assessed average usage", NULL, &h->log, avgf, k);
-    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for underutilized nodes", NULL, &h->log, lowf, k);
-    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for overutilized nodes", NULL, &h->log, highf, k);
+    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for underutilized nodes", NULL,
+              &h->log, lowf, k);
+    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for overutilized nodes", NULL,
+              &h->log, highf, k);
   }
-}
-
-static void log_criteria(plugin_handle *h, const char *msg, const pct_map *m) {
-  if (!LOG_ON(1))
-    return;
-  log_field f[NU_MAX_RES];
-  size_t k = 0;
-  for (size_t i = 0; i < m->n && k < NU_MAX_RES; i++)
-    f[k++] = LSTR(m->keys[i], nu_pct_str(h, m->values[i]));
-  log_write('I', 1, __FILE__, __LINE__, msg, NULL, &h->log, f, k);
 }
 
 static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
@@ -231,25 +231,23 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
         double pct = nn->has_pct[j] ? nn->pct[j] : 0;
         is_over = pct > high.values[t];
       }
-    const char *usage = nu_usage_json(h, &r, nn->usage), *pcts = nu_pct_json(h, &r, nn);
     if (is_under || is_over) {
       nu_set_caps(nn, &r, &high);
       if (is_under)
         under[nunder++] = nn;
       else
         over[nover++] = nn;
-      fw_note_category(h, nn->node, is_under ? "underutilized" : "overutilized");
-      LOGV(0, &h->log, "Node has been classified", LSTR("category", is_under ? "underutilized" : "overutilized"),
-           LSTR("node", nn->node->name), LJSON("usage", usage), LJSON("usagePercentage", pcts));
+      nu_log_classified(h, &r, nn, is_under ? "underutilized" : "overutilized");
     } else {
       fw_note_category(h, nn->node, "appropriately utilized");
       LOGV(0, &h->log, "Node is appropriately utilized", LSTR("node", nn->node->name),
-           LJSON("usage", usage), LJSON("usagePercentage", pcts));
+           LJSON("usage", nu_usage_json(h, &r, nn->usage)),
+           LJSON("usagePercentage", nu_pct_json(h, &r, nn)));
     }
   }
-  log_criteria(h, "Criteria for a node under utilization", &low);
+  nu_log_criteria(h, "Criteria for a node under utilization", &low);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
-  log_criteria(h, "Criteria for a node above target utilization", &high);
+  nu_log_criteria(h, "Criteria for a node above target utilization", &high);
   LOGV(1, &h->log, "Number of overutilized nodes", LUINT("totalNumber", nover));
 
   if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
@@ -260,8 +258,16 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   }
   /* sources: the most used first */
   nu_sort_by_usage(h, &r, over, nover, true);
-  nu_plan plan = {&r, over, nover, under, nunder, lnu_continue, a->limits.node,
-                  &a->evictable_namespaces, lnu_pod_filter, NULL};
+  nu_plan plan = {&r,
+                  over,
+                  nover,
+                  under,
+                  nunder,
+                  lnu_continue,
+                  a->limits.node,
+                  &a->evictable_namespaces,
+                  lnu_pod_filter,
+                  NULL};
   return nu_evict(h, &plan, err);
 }
 

@@ -27,7 +27,9 @@ int nu_index(const nu_resources *r, const char *name) {
   return -1;
 }
 
-static bool is_cpu(const char *name) { return strcmp(name, "cpu") == 0; }
+static bool is_cpu(const char *name) {
+  return strcmp(name, "cpu") == 0;
+}
 
 int64_t nu_pod_request(const pod *p, const char *name) {
   int64_t milli = res_get(&p->requests, name, NULL);
@@ -59,7 +61,8 @@ nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_
       nn->capacity[j] = found ? (is_cpu(name) ? c : quantity_units(c)) : 0;
       if (found) {
         nn->has_pct[j] = true;
-        nn->pct[j] = nn->capacity[j] == 0 ? 0 : (double)nn->usage[j] / (double)nn->capacity[j] * 100;
+        nn->pct[j] =
+            nn->capacity[j] == 0 ? 0 : (double)nn->usage[j] / (double)nn->capacity[j] * 100;
       }
     }
   }
@@ -195,7 +198,9 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
 }
 
 /* a percentage rounded to two decimals (half away from zero), as Go's JSON writes it */
-static void format_pct(strbuf *sb, double v) { sb_append_json_double(sb, round(v * 100) / 100); }
+static void format_pct(strbuf *sb, double v) {
+  sb_append_json_double(sb, round(v * 100) / 100);
+}
 
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn) {
   size_t idx[NU_MAX_RES];
@@ -226,6 +231,24 @@ const char *nu_pct_str(plugin_handle *h, double v) {
   return arena_strdup(h->scratch, buf);
 }
 
+void nu_log_classified(plugin_handle *h, const nu_resources *r, const nu_node *nn,
+                       const char *category) {
+  fw_note_category(h, nn->node, category);
+  LOGV(0, &h->log, "Node has been classified", LSTR("category", category),
+       LSTR("node", nn->node->name), LJSON("usage", nu_usage_json(h, r, nn->usage)),
+       LJSON("usagePercentage", nu_pct_json(h, r, nn)));
+}
+
+void nu_log_criteria(plugin_handle *h, const char *msg, const pct_map *m) {
+  if (!LOG_ON(1))
+    return;
+  log_field f[NU_MAX_RES];
+  size_t k = 0;
+  for (size_t i = 0; i < m->n && k < NU_MAX_RES; i++)
+    f[k++] = LSTR(m->keys[i], nu_pct_str(h, m->values[i]));
+  log_write('I', 1, __FILE__, __LINE__, msg, NULL, &h->log, f, k);
+}
+
 /* ---------- eviction engine ---------- */
 
 /* The pod tolerates every taint of at least one destination (any effect). */
@@ -252,7 +275,10 @@ static void log_updated_usage(const nu_resources *r, const nu_node *src) {
   strbuf vals[NU_MAX_RES] = {{0}};
   for (size_t j = 0; j < r->n; j++) {
     const char *name = r->names[j];
-    const char *key = is_cpu(name) ? "CPU" : !strcmp(name, "memory") ? "Mem" : !strcmp(name, "pods") ? "Pods" : name;
+    const char *key = is_cpu(name)              ? "CPU"
+                      : !strcmp(name, "memory") ? "Mem"
+                      : !strcmp(name, "pods")   ? "Pods"
+                                                : name;
     format_quantity(&vals[j], name, src->usage[j]);
     f[k++] = LSTR(key, sb_str(&vals[j]));
   }
@@ -281,7 +307,8 @@ static void log_total_capacity(const nu_resources *r, const int64_t *avail) {
 
 typedef enum { NODE_NEXT, PLUGIN_STOP } drain_result;
 
-static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *src, int64_t *avail) {
+static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *src,
+                               int64_t *avail) {
   const nu_resources *r = plan->res;
   char ref[512];
   LOGV(3, NULL, "Evicting pods from node", LSTR("node", src->node->name),
@@ -297,7 +324,9 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
     LOGV(1, &h->log, "No removable pods on node, try next node", LSTR("node", src->node->name));
     return NODE_NEXT;
   }
-  LOGV(1, &h->log, "Evicting pods based on priority, if they have same priority, they'll be evicted based on QoS tiers");
+  LOGV(1, &h->log,
+       "Evicting pods based on priority, if they have same priority, they'll be evicted based on "
+       "QoS tiers");
   pods_sort_priority_low_to_high(removable, nrem);
   if (!plan->cont(r, src, avail))
     return NODE_NEXT;
@@ -352,8 +381,8 @@ int nu_evict(plugin_handle *h, const nu_plan *plan, dserr *err) {
   int64_t avail[NU_MAX_RES] = {0};
   for (size_t d = 0; d < plan->ndests; d++)
     for (size_t j = 0; j < r->n; j++)
-      avail[j] = quantity_add(avail[j],
-                              quantity_sub(plan->dests[d]->cap[j], plan->dests[d]->usage[j]));
+      avail[j] =
+          quantity_add(avail[j], quantity_sub(plan->dests[d]->cap[j], plan->dests[d]->usage[j]));
   log_total_capacity(r, avail);
   for (size_t s = 0; s < plan->nsources; s++)
     if (drain_node(h, plan, plan->sources[s], avail) == PLUGIN_STOP)

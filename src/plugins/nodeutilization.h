@@ -52,6 +52,13 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn);
 const char *nu_pct_str(plugin_handle *h, double v); /* "70.00%" */
 
+/* "Node has been classified" (category "underutilized" / "overutilized") with usage and
+ * percentages; also records the category for the report. */
+void nu_log_classified(plugin_handle *h, const nu_resources *r, const nu_node *nn,
+                       const char *category);
+/* A V1 criteria line: one key per threshold resource, values as "70.00%". */
+void nu_log_criteria(plugin_handle *h, const char *msg, const pct_map *m);
+
 /* The source node's continue-condition (LNU: over cap and room left; HNU: room left). */
 typedef bool (*nu_continue_fn)(const nu_resources *r, const nu_node *src, const int64_t *avail);
 
