@@ -190,32 +190,10 @@ int model_finish(model *m, dserr *err) {
   }
   for (size_t i = 0; i < m->nodes.n; i++)
     sort_vec(m->nodes.items[i]->pods, m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
-  m->finished = true;
 out:
   free(nodes.slots);
   free(pods.slots);
   return rc;
-}
-
-node *model_find_node(const model *m, const char *name) {
-  if (m->finished) {
-    size_t lo = 0, hi = m->nodes.n;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      int c = strcmp(m->nodes.items[mid]->name, name);
-      if (c == 0)
-        return m->nodes.items[mid];
-      if (c < 0)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return NULL;
-  }
-  for (size_t i = 0; i < m->nodes.n; i++)
-    if (strcmp(m->nodes.items[i]->name, name) == 0)
-      return m->nodes.items[i];
-  return NULL;
 }
 
 namespace_obj *model_find_namespace(const model *m, const char *name) {

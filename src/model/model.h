@@ -245,7 +245,6 @@ typedef struct model {
   MODEL_VEC(vmim_obj, vmims);
   kubevirt_cr kubevirt;
   size_t skipped; /* objects of kinds the model does not keep */
-  bool finished;
 } model;
 
 /* Creates an empty model. Caller frees with model_free. */
@@ -261,7 +260,6 @@ int model_finish(model *m, dserr *err);
 void model_push_(model *m, void *vec, void *item);
 #define MODEL_PUSH(m, vec, item) model_push_((m), &(m)->vec, (item))
 
-node *model_find_node(const model *m, const char *name);
 namespace_obj *model_find_namespace(const model *m, const char *name);
 pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);
 priority_class_obj *model_find_priority_class(const model *m, const char *name);

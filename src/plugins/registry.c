@@ -49,5 +49,3 @@ const plugin_desc *plugin_lookup(const char *name) {
       return all[i];
   return NULL;
 }
-
-const plugin_desc *const *plugin_all(void) { return table(); }

@@ -6,7 +6,5 @@
 
 /* The descriptor registered under name, or NULL. */
 const plugin_desc *plugin_lookup(const char *name);
-/* All registered descriptors, NULL-terminated. */
-const plugin_desc *const *plugin_all(void);
 
 #endif

@@ -85,16 +85,4 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
 
 const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strlen(s)); }
 
-const char *intern_lookup(const intern_table *t, const char *s) {
-  size_t len = strlen(s);
-  uint32_t h = hash_bytes(s, len);
-  size_t i = h & (t->cap - 1);
-  while (t->slots[i]) {
-    if (t->hashes[i] == h && strcmp(t->slots[i], s) == 0)
-      return t->slots[i];
-    i = (i + 1) & (t->cap - 1);
-  }
-  return NULL;
-}
-
 size_t intern_count(const intern_table *t) { return t->count; }

@@ -16,8 +16,6 @@ void intern_free(intern_table *t);
 /* Returns the one stored copy of (s, len). Borrowed from the table. */
 const char *intern_n(intern_table *t, const char *s, size_t len);
 const char *intern(intern_table *t, const char *s);
-/* Returns the stored copy if s was interned before, else NULL (never inserts). */
-const char *intern_lookup(const intern_table *t, const char *s);
 size_t intern_count(const intern_table *t);
 
 #endif
