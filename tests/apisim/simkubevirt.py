@@ -1,4 +1,4 @@
-"""KubeVirt's side of a pod eviction, emulated (see /work/shared/spec/kubevirt.md).
+"""KubeVirt's side of a pod eviction, emulated (KubeVirt's pod-eviction-admitter.go, evacuation.go, migration.go).
 
 Two halves:
 

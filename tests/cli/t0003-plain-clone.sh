@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The repository stands on its own: a plain clone of the committed tree, in an empty
+# directory with nothing beside it, builds the binary and passes the conformance vectors with
+# the runner and data it carries. No file of the repository may point outside it.
+. "$(dirname "$0")/lib.sh"
+
+command -v git >/dev/null || { echo "t0003: SKIP (git is not installed)"; exit 0; }
+git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 || { echo "t0003: SKIP ($ROOT is not a git checkout)"; exit 0; }
+
+lone=$TMP/empty/clone
+mkdir -p "$TMP/empty"
+git clone -q "$ROOT" "$lone" || fail "git clone"
+checks=$((checks + 1))
+[ ! -e "$TMP/empty/shared" ] || fail "the clone has a sibling"
+
+cmake -S "$lone" -B "$lone/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$TMP/out" 2>"$TMP/err" ||
+  fail "cmake configure in the clone"
+cmake --build "$lone/build" -j2 --target descheduler >>"$TMP/out" 2>>"$TMP/err" ||
+  fail "build in the clone"
+(cd "$lone" && tests/conformance/run.py --binary build/descheduler) >"$TMP/out" 2>"$TMP/err"
+status=$?
+expect_status 0
+expect_out "310 passed, 0 failed"
+
+# no committed file names a path outside the repository (the shared reference folder beside
+# the development checkout, or a development machine's absolute paths)
+git -C "$lone" grep -nIE '\.\./shared|/work/(main|shared)' -- . ':!tests/cli/t0003-plain-clone.sh' ':!tests/run-all.sh' \
+  >"$TMP/out" 2>"$TMP/err"
+status=$?
+expect_status 1
+echo "t0003: $checks checks"
