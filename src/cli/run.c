@@ -15,10 +15,12 @@
 #include "../kube/cluster.h"
 #include "../kube/config.h"
 #include "../kube/lease.h"
+#include "../kubevirt/recorder.h"
 #include "../obs/log.h"
 #include "../obs/metrics.h"
 #include "../obs/server.h"
 #include "../plugins/registry.h"
+#include "../plugins/vmsafety.h"
 #include "../policy/policy.h"
 #include "cli.h"
 #include "flags.h"
@@ -110,14 +112,22 @@ static int run_cycle(runner *r) {
     rc = -1;
     goto out;
   }
+  m->vmis_complete = r->disc.kubevirt;
   if (r->gates.evictions_in_background)
     bg_sync(&r->bg, m, (int64_t)time(NULL), r->first);
   r->first = false;
   live_sink sink;
   live_sink_init(&sink, r->client, r->disc.policy_group_version, r->hostname, r->o->dry_run, &g_stop);
   fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL)};
+  /* VMSafety's cooldown needs each move remembered on its VMI */
+  move_recorder rec;
+  eviction_sink *out = &sink.base;
+  if (r->disc.kubevirt && !r->o->dry_run && vmsafety_records_moves(r->pol)) {
+    move_recorder_init(&rec, &sink.base, r->client, m, opt.now);
+    out = &rec.base;
+  }
   fw_result res;
-  if (fw_run_cycle(r->pol, m, &r->bg, &sink.base, &opt, &res, &err) < 0) {
+  if (fw_run_cycle(r->pol, m, &r->bg, out, &opt, &res, &err) < 0) {
     LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
   }
@@ -346,6 +356,18 @@ int cmd_run(int argc, char **argv) {
   if (kube_discover(r.client, &r.disc, &err) < 0) {
     LOGE(NULL, "failed to run descheduler server", err.msg);
     goto out;
+  }
+  if (!r.disc.kubevirt) {
+    const char *p = policy_profile_enabling(r.pol, "KubevirtMigrationAware");
+    if (p) {
+      /* the operator's plugin fails to build without KubeVirt's API, as upstream's does */
+      fprintf(stderr,
+              "descheduler: failed to create new descheduler: unable to create \"%s\" profile: "
+              "unable to build KubevirtMigrationAware plugin: timed out waiting for VMI informer "
+              "cache to sync (is KubeVirt installed?)\n",
+              p);
+      goto out;
+    }
   }
   if (r.disc.server_major == 1 && abs(r.disc.server_minor - 36) > 3)
     LOGW(NULL, "descheduler version may not be supported on your version of Kubernetes",

@@ -7,6 +7,7 @@
 #include "../decode/decode.h"
 #include "../framework/framework.h"
 #include "../kubevirt/simsink.h"
+#include "../kubevirt/vm.h"
 #include "../obs/log.h"
 #include "../plugins/registry.h"
 #include "../policy/policy.h"
@@ -87,7 +88,21 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
     sb_append_json_str(&sb, e->profile);
     sb_append(&sb, ",\"plugin\":");
     sb_append_json_str(&sb, e->plugin);
-    sb_printf(&sb, ",\"background\":%s}", e->background ? "true" : "false");
+    sb_printf(&sb, ",\"background\":%s", e->background ? "true" : "false");
+    vm_view v;
+    kubevirt_view(m, e->pod, &v);
+    if (v.effect != VM_EFFECT_NONE) {
+      char vmi[512];
+      snprintf(vmi, sizeof vmi, "%s/%s", e->pod->ns, v.vmi_name);
+      sb_append(&sb, ",\"vm\":{\"vmi\":");
+      sb_append_json_str(&sb, vmi);
+      sb_append(&sb, ",\"strategy\":");
+      sb_append_json_str(&sb, v.strategy);
+      sb_append(&sb, ",\"effect\":");
+      sb_append_json_str(&sb, kubevirt_effect_name(v.effect));
+      sb_printf(&sb, ",\"assumed\":%s}", v.source == STRATEGY_ASSUMED ? "true" : "false");
+    }
+    sb_appendc(&sb, '}');
   }
   sb_append(&sb, "],\"nodes\":[");
   for (size_t i = 0; i < m->nodes.n; i++) {
@@ -133,9 +148,21 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
   for (size_t i = 0; i < res->nevictions; i++) {
     const fw_eviction *e = &res->evictions[i];
     char ref[512];
+    vm_view v;
+    kubevirt_view(m, e->pod, &v);
+    const char *note = "";
+    if (v.effect == VM_EFFECT_EXTERNAL)
+      note = "  (eviction request; the VM's external controller drains it, strategy External)";
+    else if (e->background)
+      note = "  (eviction request; KubeVirt live-migrates the VM)";
+    else if (v.effect == VM_EFFECT_STOP)
+      note = "  (the VM stops: its eviction strategy does not migrate it)";
     printf("  %zu. %-40s from %-20s by %s/%s%s\n", i + 1, pod_ref(e->pod, ref, sizeof ref),
-           e->pod->node_name, e->profile, e->plugin,
-           e->background ? "  (eviction request; KubeVirt live-migrates the VM)" : "");
+           e->pod->node_name, e->profile, e->plugin, note);
+    if (v.effect != VM_EFFECT_NONE && v.source == STRATEGY_ASSUMED)
+      printf("     assumed: the snapshot has no VMI %s/%s (or no KubeVirt CR); strategy %s, "
+             "live-migratable taken as given\n",
+             e->pod->ns, v.vmi_name, v.strategy);
   }
   printf("\nTotals: evicted=%llu requests=%llu\n", (unsigned long long)res->evicted,
          (unsigned long long)res->requests);
@@ -244,6 +271,7 @@ int cmd_simulate(int argc, char **argv) {
       print_text(m, &res, before, has, &o);
   }
   fw_result_free(&res);
+  sim_sink_free(&sink);
   bg_clear(&bg);
   free(before);
   free(has);

@@ -898,7 +898,13 @@ static int decode_vmi(dctx *c, const doc_node *obj) {
       get_str(c, doc_get(ms, "targetNode"), "status.migrationState.targetNode",
               &v->migration_target) < 0 ||
       get_bool(c, doc_get(ms, "completed"), "status.migrationState.completed", &completed) < 0 ||
-      get_bool(c, doc_get(ms, "failed"), "status.migrationState.failed", &failed) < 0)
+      get_bool(c, doc_get(ms, "failed"), "status.migrationState.failed", &failed) < 0 ||
+      get_time(c, doc_get(ms, "startTimestamp"), "status.migrationState.startTimestamp",
+               &v->migration_start, &v->has_migration_start) < 0 ||
+      get_time(c, doc_get(ms, "endTimestamp"), "status.migrationState.endTimestamp",
+               &v->migration_end, &v->has_migration_end) < 0 ||
+      get_str(c, doc_path(obj, "metadata", "annotations", VMI_MOVES_ANNOTATION, NULL),
+              "metadata.annotations", &v->moves) < 0)
     return -1;
   v->eviction_strategy = str_or(v->eviction_strategy, "");
   v->node_name = str_or(v->node_name, "");
@@ -917,6 +923,26 @@ static int decode_vmi(dctx *c, const doc_node *obj) {
   return 0;
 }
 
+/* When a finished migration finished: the Succeeded/Failed phase transition, else the
+ * migration state's endTimestamp. */
+static int vmim_finished(dctx *c, const doc_node *obj, vmim_obj *v) {
+  const doc_node *st = doc_get(obj, "status");
+  const char *phase = doc_str(doc_get(st, "phase"));
+  if (!phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed")))
+    return 0;
+  const doc_node *pts = doc_get(st, "phaseTransitionTimestamps");
+  if (want_seq(c, pts, "status.phaseTransitionTimestamps") < 0)
+    return -1;
+  for (size_t i = 0; i < seq_len(pts); i++) {
+    const char *ph = doc_str(doc_get(pts->items[i], "phase"));
+    if (ph && strcmp(ph, phase) == 0)
+      return get_time(c, doc_get(pts->items[i], "phaseTransitionTimestamp"),
+                      "status.phaseTransitionTimestamps", &v->finished, &v->has_finished);
+  }
+  return get_time(c, doc_path(st, "migrationState", "endTimestamp", NULL),
+                  "status.migrationState.endTimestamp", &v->finished, &v->has_finished);
+}
+
 static int decode_vmim(dctx *c, const doc_node *obj) {
   vmim_obj *v = ARENA_NEW(c->m->mem, vmim_obj);
   const doc_node *md = doc_get(obj, "metadata");
@@ -924,11 +950,17 @@ static int decode_vmim(dctx *c, const doc_node *obj) {
       get_str(c, doc_path(obj, "spec", "vmiName", NULL), "spec.vmiName", &v->vmi_name) < 0 ||
       get_str(c, doc_path(obj, "status", "phase", NULL), "status.phase", &v->phase) < 0 ||
       get_str(c, doc_path(md, "annotations", "kubevirt.io/evacuationMigration", NULL),
-              "metadata.annotations", &v->evacuation_node) < 0)
+              "metadata.annotations", &v->evacuation_node) < 0 ||
+      get_str(c, doc_path(obj, "status", "migrationState", "sourceNode", NULL),
+              "status.migrationState.sourceNode", &v->source_node) < 0 ||
+      get_time(c, doc_get(md, "creationTimestamp"), "metadata.creationTimestamp", &v->created,
+               &v->has_created) < 0 ||
+      vmim_finished(c, obj, v) < 0)
     return -1;
   v->vmi_name = str_or(v->vmi_name, "");
   v->phase = str_or(v->phase, "");
   v->evacuation_node = str_or(v->evacuation_node, "");
+  v->source_node = str_or(v->source_node, "");
   MODEL_PUSH(c->m, vmims, v);
   return 0;
 }

@@ -62,6 +62,13 @@ struct cycle {
   owner_count *owners; /* sorted by uid, built on first use */
   size_t nowners;
   bool owners_built;
+  uint64_t *evacuations; /* by node index: evictions answered with a KubeVirt evacuation */
+  uint64_t evacuations_total;
+  struct {
+    const char *key;
+    void *value;
+  } memo[8];
+  size_t nmemo;
   fw_result *out;
 };
 
@@ -344,6 +351,24 @@ size_t fw_owner_pod_count(plugin_handle *h, const char *owner_uid) {
   return f ? f->count : 0;
 }
 
+uint64_t fw_cycle_evacuations(plugin_handle *h, const node *n) {
+  return n ? h->cy->evacuations[n->index] : h->cy->evacuations_total;
+}
+
+void *fw_cycle_memo(plugin_handle *h, const char *key, void *(*build)(plugin_handle *h, void *ctx),
+                    void *ctx) {
+  cycle *cy = h->cy;
+  for (size_t i = 0; i < cy->nmemo; i++)
+    if (strcmp(cy->memo[i].key, key) == 0)
+      return cy->memo[i].value;
+  void *v = build(h, ctx);
+  if (cy->nmemo < sizeof cy->memo / sizeof cy->memo[0])
+    cy->memo[cy->nmemo++] = (typeof(cy->memo[0])){key, v};
+  return v;
+}
+
+arena *fw_cycle_arena(plugin_handle *h) { return h->cy->mem; }
+
 /* ---------- evictor ---------- */
 
 bool fw_filter(plugin_handle *h, const pod *p) {
@@ -458,6 +483,14 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
   }
 
+  /* KubeVirt started (or already runs) an evacuation: a new one counts against its limits;
+   * "Evacuation in progress" is one the model already shows in flight */
+  if (res == SINK_TOO_MANY && strstr(msg, EVICTION_IN_BACKGROUND_TEXT) &&
+      !strstr(msg, "Evacuation in progress")) {
+    if (p->node)
+      cy->evacuations[p->node->index]++;
+    cy->evacuations_total++;
+  }
   if (res == SINK_EVICTED) {
     if (*p->node_name && p->node)
       cy->per_node[p->node->index]++;
@@ -599,6 +632,7 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.is_cycle_node = ARENA_NEWN(cy.mem, bool, nn);
   cy.per_node = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.usage = ARENA_NEWN(cy.mem, node_usage, nn);
+  cy.evacuations = ARENA_NEWN(cy.mem, uint64_t, nn);
   double t0 = now_seconds();
   LOGF(3, "Resetting pod evictor counters");
   int rc = 0;

@@ -157,4 +157,18 @@ void fw_note_category(plugin_handle *h, const node *n, const char *category);
 /* Number of pods in the model (any phase, any namespace) with an owner reference of this uid. */
 size_t fw_owner_pod_count(plugin_handle *h, const char *owner_uid);
 
+/* Evictions this cycle that KubeVirt answered by starting an evacuation (the 429 text
+ * "Eviction triggered evacuation", with or without the EvictionsInBackground gate): from node
+ * n, or in all when n is NULL. Evictor plugins use it to keep new migrations within KubeVirt's
+ * limits while the cycle is under way. */
+uint64_t fw_cycle_evacuations(plugin_handle *h, const node *n);
+
+/* A value computed once per cycle and shared by every plugin call of the cycle (an index over
+ * the model, say): the first call with `key` runs build(h, ctx) and keeps its result; later
+ * calls return it. The result should live in h's cycle arena (fw_cycle_arena). */
+void *fw_cycle_memo(plugin_handle *h, const char *key, void *(*build)(plugin_handle *h, void *ctx),
+                    void *ctx);
+/* The cycle's arena: freed when the cycle ends. */
+arena *fw_cycle_arena(plugin_handle *h);
+
 #endif

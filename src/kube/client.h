@@ -53,6 +53,11 @@ void kube_client_set_timeout(kube_client *c, long seconds);
 /* Connections opened so far (1 while keep-alive works; for tests and diagnostics). */
 long kube_client_connections(const kube_client *c);
 
+/* Appends s to a URL path, percent-encoding all but unreserved characters (names are DNS
+ * labels in practice; this keeps a hostile name from changing the path). */
+#include "../util/strbuf.h"
+void kube_path_escape(strbuf *sb, const char *s);
+
 /* A client is not thread-safe: it owns one libcurl handle; use one client per thread.
  * Notes on client-go parity: qps < 0 selects the default 5 here (client-go would disable the
  * limiter); transport errors are not retried (client-go retries a GET after a connection

@@ -201,7 +201,12 @@ typedef struct {
   const char *ns, *name, *storage_class; /* storage_class "" when unset */
 } pvc_obj;
 
-/* KubeVirt objects (kubevirt.md §5). */
+/* Where this descheduler records, on a VMI, when it asked KubeVirt to move the VM: RFC 3339
+ * times, comma-separated, oldest first (kubevirt/vm.h reads and writes it). Kept on the VMI so
+ * the anti-flapping cooldown survives restarts of the descheduler. */
+#define VMI_MOVES_ANNOTATION "vm-rebalance.descheduler.io/requests"
+
+/* KubeVirt objects (KubeVirt's staging/src/kubevirt.io/api/core/v1/types.go). */
 typedef struct {
   const char *ns, *name, *uid, *node_name, *phase;
   const char *eviction_strategy;    /* spec.evictionStrategy or "" */
@@ -211,11 +216,18 @@ typedef struct {
   int ready;                        /* condition Ready: 1 True, 0 False, -1 absent */
   const char *migration_source, *migration_target; /* status.migrationState */
   bool migration_completed, migration_failed;
+  bool has_migration_start, has_migration_end;
+  int64_t migration_start, migration_end; /* migrationState start/endTimestamp, epoch seconds */
+  const char *moves; /* annotation VMI_MOVES_ANNOTATION or NULL */
 } vmi_obj;
 
 typedef struct {
   const char *ns, *name, *uid, *vmi_name, *phase;
   const char *evacuation_node; /* annotation kubevirt.io/evacuationMigration or "" */
+  const char *source_node;     /* status.migrationState.sourceNode or "" */
+  bool has_created, has_finished;
+  int64_t created;  /* metadata.creationTimestamp */
+  int64_t finished; /* when it reached Succeeded or Failed (phase transition or endTimestamp) */
 } vmim_obj;
 
 typedef struct {
@@ -244,6 +256,9 @@ typedef struct model {
   MODEL_VEC(vmi_obj, vmis);
   MODEL_VEC(vmim_obj, vmims);
   kubevirt_cr kubevirt;
+  /* true when the VMIs are every VMI of the cluster (a live read lists them all); a snapshot
+   * may omit some, so a launcher without its VMI is then not proof of anything */
+  bool vmis_complete;
   size_t skipped; /* objects of kinds the model does not keep */
 } model;
 

@@ -121,6 +121,91 @@ void metrics_strategy_duration(const char *strategy, const char *profile, double
   pthread_mutex_unlock(&g_lock);
 }
 
+/* ---------- small labelled counters (three labels) and one plain histogram ---------- */
+
+typedef struct {
+  char *v[3];
+  double value;
+} triple_series;
+
+typedef struct {
+  const char *name, *help;
+  const char *label[3]; /* in sorted order, as they are printed */
+  triple_series *s;
+  size_t n;
+} triple_family;
+
+static triple_family g_kv_blocks = {
+    "descheduler_kubevirt_eviction_blocks_total",
+    "[ALPHA] Number of virt-launcher pod evictions blocked by KubevirtMigrationAware, by reason, "
+    "node, and namespace.",
+    {"namespace", "node", "reason"}, NULL, 0};
+static triple_family g_vs_blocks = {
+    "descheduler_vmsafety_blocks_total",
+    "[ALPHA] Number of virt-launcher pod evictions the VMSafety evictor plugin refused, by rule, "
+    "node, and namespace.",
+    {"namespace", "node", "rule"}, NULL, 0};
+
+static const double cooldown_buckets[] = {900, 1800, 3600, 7200, 14400, 21600};
+#define NCOOL (sizeof cooldown_buckets / sizeof cooldown_buckets[0])
+static int g_kv_registered;
+static unsigned long long g_cool_counts[NCOOL], g_cool_count;
+static double g_cool_sum;
+
+static void triple_inc(triple_family *f, const char *a, const char *b, const char *c) {
+  if (!g_enabled)
+    return;
+  const char *want[3] = {a ? a : "", b ? b : "", c ? c : ""};
+  pthread_mutex_lock(&g_lock);
+  size_t i;
+  for (i = 0; i < f->n; i++)
+    if (!strcmp(f->s[i].v[0], want[0]) && !strcmp(f->s[i].v[1], want[1]) &&
+        !strcmp(f->s[i].v[2], want[2]))
+      break;
+  if (i == f->n) {
+    f->s = realloc(f->s, (f->n + 1) * sizeof *f->s);
+    if (!f->s)
+      abort();
+    for (int k = 0; k < 3; k++)
+      f->s[i].v[k] = strdup(want[k]);
+    f->s[i].value = 0;
+    f->n++;
+  }
+  f->s[i].value += 1;
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void triple_free(triple_family *f) {
+  for (size_t i = 0; i < f->n; i++)
+    for (int k = 0; k < 3; k++)
+      free(f->s[i].v[k]);
+  free(f->s);
+  f->s = NULL;
+  f->n = 0;
+}
+
+void metrics_kubevirt_register(void) { g_kv_registered = 1; }
+
+void metrics_kubevirt_block(const char *reason, const char *node, const char *ns) {
+  triple_inc(&g_kv_blocks, ns, node, reason);
+}
+
+void metrics_vmsafety_block(const char *rule, const char *node, const char *ns) {
+  triple_inc(&g_vs_blocks, ns, node, rule);
+}
+
+void metrics_kubevirt_cooldown(double seconds) {
+  if (!g_enabled)
+    return;
+  pthread_mutex_lock(&g_lock);
+  for (size_t b = 0; b < NCOOL; b++)
+    if (seconds <= cooldown_buckets[b])
+      g_cool_counts[b]++;
+  g_cool_count++;
+  g_cool_sum += seconds;
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* label values escape \, " and newline */
 static void label_value(strbuf *sb, const char *v) {
   for (; *v; v++) {
@@ -152,6 +237,39 @@ static void render_counter(strbuf *out, const char *name) {
 }
 
 static void render_bucket_le(strbuf *out, double le) { sb_printf(out, "%g", le); }
+
+/* a family without series is not printed, as client_golang leaves out empty vectors */
+static void render_triple(strbuf *out, const triple_family *f) {
+  if (!f->n)
+    return;
+  sb_printf(out, "# HELP %s %s\n# TYPE %s counter\n", f->name, f->help, f->name);
+  for (size_t i = 0; i < f->n; i++) {
+    sb_printf(out, "%s{", f->name);
+    for (int k = 0; k < 3; k++) {
+      sb_printf(out, "%s%s=\"", k ? "," : "", f->label[k]);
+      label_value(out, f->s[i].v[k]);
+      sb_appendc(out, '"');
+    }
+    sb_printf(out, "} %.17g\n", f->s[i].value);
+  }
+}
+
+static void render_cooldown(strbuf *out) {
+  if (!g_kv_registered)
+    return;
+  const char *name = "descheduler_kubevirt_effective_cooldown_seconds";
+  sb_printf(out,
+            "# HELP %s [ALPHA] Distribution of effective cooldown durations applied when deferring "
+            "virt-launcher pod evictions, in seconds.\n# TYPE %s histogram\n",
+            name, name);
+  for (size_t b = 0; b < NCOOL; b++) {
+    sb_printf(out, "%s_bucket{le=\"", name);
+    render_bucket_le(out, cooldown_buckets[b]);
+    sb_printf(out, "\"} %llu\n", g_cool_counts[b]);
+  }
+  sb_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n", name, g_cool_count,
+            name, g_cool_sum, name, g_cool_count);
+}
 
 static void render_loop(strbuf *out, const char *name) {
   sb_printf(out,
@@ -236,10 +354,13 @@ void metrics_render(strbuf *out) {
             bi, bi, bi, g_version ? g_version : "", g_version ? g_version : "");
   render_loop(out, "descheduler_descheduler_loop_duration_seconds");
   render_strategy(out, "descheduler_descheduler_strategy_duration_seconds");
+  render_cooldown(out);
+  render_triple(out, &g_kv_blocks);
   render_loop(out, "descheduler_loop_duration_seconds");
   render_counter(out, "descheduler_pods_evicted");
   render_counter(out, "descheduler_pods_evicted_total");
   render_strategy(out, "descheduler_strategy_duration_seconds");
+  render_triple(out, &g_vs_blocks);
   render_process(out);
   pthread_mutex_unlock(&g_lock);
 }
@@ -259,6 +380,11 @@ void metrics_reset(void) {
   free(g_strat);
   g_strat = NULL;
   g_nstrat = 0;
+  triple_free(&g_kv_blocks);
+  triple_free(&g_vs_blocks);
+  memset(g_cool_counts, 0, sizeof g_cool_counts);
+  g_cool_count = 0;
+  g_cool_sum = 0;
   memset(g_loop_counts, 0, sizeof g_loop_counts);
   g_loop_count = 0;
   g_loop_sum = 0;

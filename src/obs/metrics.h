@@ -15,6 +15,14 @@ void metrics_pods_evicted(const char *result, const char *strategy, const char *
                           const char *ns, const char *node);
 void metrics_loop_duration(double seconds);
 void metrics_strategy_duration(const char *strategy, const char *profile, double seconds);
+/* The OpenShift KubeVirt profile's KubevirtMigrationAware plugin: blocks by reason
+ * ("migration_in_progress" | "cooldown"), node and namespace, and the histogram of effective
+ * cooldowns, which appears once the plugin is in use (metrics_kubevirt_register). */
+void metrics_kubevirt_register(void);
+void metrics_kubevirt_block(const char *reason, const char *node, const char *ns);
+void metrics_kubevirt_cooldown(double seconds);
+/* This project's VMSafety evictor plugin: rejections by rule, node and namespace. */
+void metrics_vmsafety_block(const char *rule, const char *node, const char *ns);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */

@@ -1,6 +1,7 @@
 /* registry.c - plugin names to descriptors (descheduler-core.md §2, "Registered names").
  *
- * Every upstream plugin has a slot here. A descriptor is declared weak so that the table
+ * Every upstream plugin has a slot here, and so have the plugins of this project (VMSafety)
+ * and of the OpenShift operator's KubeVirt profile (KubevirtMigrationAware). A descriptor is declared weak so that the table
  * links while a plugin file is being written; an absent plugin is simply not registered
  * (and a policy naming it gets upstream's "not registered" error). */
 #include "registry.h"
@@ -19,13 +20,16 @@ PLUGIN(plugin_inter_pod_anti_affinity)
 PLUGIN(plugin_too_many_restarts)
 PLUGIN(plugin_pod_life_time)
 PLUGIN(plugin_remove_failed_pods)
+PLUGIN(plugin_vm_safety)
+PLUGIN(plugin_kubevirt_migration_aware)
 #undef PLUGIN
 
 static const plugin_desc *const candidates[] = {
     &plugin_default_evictor,      &plugin_low_node_utilization, &plugin_high_node_utilization,
     &plugin_remove_duplicates,    &plugin_topology_spread,      &plugin_node_affinity,
     &plugin_node_taints,          &plugin_inter_pod_anti_affinity, &plugin_too_many_restarts,
-    &plugin_pod_life_time,        &plugin_remove_failed_pods,
+    &plugin_pod_life_time,        &plugin_remove_failed_pods,   &plugin_vm_safety,
+    &plugin_kubevirt_migration_aware,
 };
 #define NCANDIDATES (sizeof candidates / sizeof candidates[0])
 

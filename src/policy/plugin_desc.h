@@ -24,6 +24,8 @@ typedef struct {
   /* Looks up a PriorityClass value; returns -1 with err when it cannot. */
   int (*priority_class_value)(void *ctx, const char *name, int32_t *value, dserr *err);
   void *ctx;
+  /* Whether the cluster serves KubeVirt's API: 1 yes, -1 no, 0 unknown (a snapshot). */
+  int kubevirt;
 } plugin_env;
 
 typedef struct plugin_desc {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NINJECTED 2 /* evictor plugins injected into every profile, see inject_evictors */
+
 #define SCHEME "sigs.k8s.io/descheduler/pkg/descheduler/scheme/scheme.go:40"
 
 typedef struct {
@@ -107,7 +109,7 @@ static int read_plugin_configs(loader *l, const doc_node *list, const char *path
     return 0;
   if (list->type != DOC_SEQ)
     return type_error(l, path, "a list of {name, args}", list);
-  pr->config = ARENA_NEWN(l->p->mem, plugin_config, list->n + 1); /* +1: DefaultEvictor */
+  pr->config = ARENA_NEWN(l->p->mem, plugin_config, list->n + NINJECTED); /* room for injection */
   for (size_t i = 0; i < list->n; i++) {
     const doc_node *c = list->items[i];
     char p[256];
@@ -186,7 +188,7 @@ static int read_profiles(loader *l, const doc_node *list) {
       }
     }
     if (!pr->config)
-      pr->config = ARENA_NEWN(p->mem, plugin_config, 1);
+      pr->config = ARENA_NEWN(p->mem, plugin_config, NINJECTED);
   }
   return 0;
 }
@@ -483,28 +485,60 @@ static bool set_has(const plugin_set *s, const char *name) {
   return false;
 }
 
-static void set_prepend(arena *a, plugin_set *s, const char *name) {
+/* Evictor plugins every profile gets when it does not configure them: upstream's
+ * DefaultEvictor, then this project's VMSafety (plugins/vmsafety.c), each with default args,
+ * enabled first at filter and preEvictionFilter in this order. */
+static const char *const injected[NINJECTED] = {"DefaultEvictor", "VMSafety"};
+
+static void set_insert(arena *a, plugin_set *s, size_t at, const char *name) {
   const char **names = ARENA_NEWN(a, const char *, s->n + 1);
-  names[0] = name;
-  if (s->n)
-    memcpy(names + 1, s->names, s->n * sizeof *names);
+  memcpy(names, s->names, at * sizeof *names);
+  names[at] = name;
+  memcpy(names + at + 1, s->names + at, (s->n - at) * sizeof *names);
   s->names = names;
   s->n++;
 }
 
-static int inject_default_evictor(loader *l, profile *pr) {
-  const char *de = "DefaultEvictor";
-  if (!set_has(&pr->filter, de))
-    set_prepend(l->p->mem, &pr->filter, de);
-  if (!set_has(&pr->preevictionfilter, de))
-    set_prepend(l->p->mem, &pr->preevictionfilter, de);
-  if (!profile_config(pr, de)) {
-    const plugin_desc *d = l->lookup(de);
-    if (!d)
-      return dserr_set(l->err, "internal error: DefaultEvictor is not registered");
-    memmove(pr->config + 1, pr->config, pr->nconfig * sizeof *pr->config);
-    pr->config[0] = (plugin_config){de, d, arena_alloc(l->p->mem, d->args_size)};
-    pr->nconfig++;
+static size_t set_index(const plugin_set *s, const char *name) {
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->names[i], name) == 0)
+      return i;
+  return s->n;
+}
+
+/* Puts `name` at *at unless the set has it; either way *at moves just past it, so the next
+ * injected plugin follows it. */
+static void inject_into_set(arena *a, plugin_set *s, size_t *at, const char *name) {
+  size_t i = set_index(s, name);
+  if (i < s->n) {
+    *at = i + 1;
+    return;
+  }
+  set_insert(a, s, *at, name);
+  (*at)++;
+}
+
+static int inject_evictors(loader *l, profile *pr) {
+  size_t at_filter = 0, at_pre = 0, at_config = 0;
+  for (size_t i = 0; i < NINJECTED; i++) {
+    const char *name = injected[i];
+    const plugin_desc *d = l->lookup(name);
+    if (!d) {
+      if (i == 0)
+        return dserr_set(l->err, "internal error: DefaultEvictor is not registered");
+      continue;
+    }
+    inject_into_set(l->p->mem, &pr->filter, &at_filter, name);
+    inject_into_set(l->p->mem, &pr->preevictionfilter, &at_pre, name);
+    plugin_config *pc = profile_config(pr, name);
+    if (pc) {
+      at_config = (size_t)(pc - pr->config) + 1;
+    } else {
+      memmove(pr->config + at_config + 1, pr->config + at_config,
+              (pr->nconfig - at_config) * sizeof *pr->config);
+      pr->config[at_config++] = (plugin_config){name, d, arena_alloc(l->p->mem, d->args_size)};
+      pr->nconfig++;
+    }
   }
   return 0;
 }
@@ -512,6 +546,13 @@ static int inject_default_evictor(loader *l, profile *pr) {
 static bool is_enabled_anywhere(const profile *pr, const char *name) {
   return set_has(&pr->deschedule, name) || set_has(&pr->balance, name) ||
          set_has(&pr->filter, name) || set_has(&pr->preevictionfilter, name);
+}
+
+const char *policy_profile_enabling(const policy *p, const char *name) {
+  for (size_t i = 0; i < p->nprofiles; i++)
+    if (is_enabled_anywhere(&p->profiles[i], name))
+      return p->profiles[i].name;
+  return NULL;
 }
 
 /* Go prints map[string]struct{} keys sorted: map[A:{} B:{}] */
@@ -590,7 +631,7 @@ static policy *load(const char *name, const doc_node *root, policy *p, plugin_lo
     goto fail;
   for (size_t i = 0; i < p->nprofiles; i++) {
     profile *pr = &p->profiles[i];
-    if (inject_default_evictor(&l, pr) < 0)
+    if (inject_evictors(&l, pr) < 0)
       goto fail;
     for (size_t k = 0; k < pr->nconfig; k++)
       if (pr->config[k].desc && pr->config[k].desc->set_defaults)

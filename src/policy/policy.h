@@ -71,5 +71,7 @@ void policy_free(policy *p);
 
 /* The pluginConfig entry that wins for name in a profile (the first one), or NULL. */
 plugin_config *profile_config(const profile *pr, const char *name);
+/* The name of the first profile that enables plugin `name` at any extension point, or NULL. */
+const char *policy_profile_enabling(const policy *p, const char *name);
 
 #endif

@@ -8,7 +8,7 @@ expect_status 0
 # the seed's grep: classified|removablePods|Eviction in background|Number of evictions
 expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="overutilized" node="worker-a"'
 expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="underutilized" node="worker-b"'
-expect_err '"Pods on node" node="worker-a" allPods=7 nonRemovablePods=2 removablePods=5'
+expect_err '"Pods on node" node="worker-a" allPods=7 nonRemovablePods=3 removablePods=4'
 expect_err '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
 expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=1'
 expect_err_count 1 'Eviction in background assumed'
@@ -24,7 +24,9 @@ import json, sys
 plan = json.load(open(sys.argv[1]))
 assert plan["evictions"] == [{"pod": "vms/virt-launcher-vm-alpha-4f551", "node": "worker-a",
                               "profile": "vm-rebalance", "plugin": "LowNodeUtilization",
-                              "background": True}], plan["evictions"]
+                              "background": True,
+                              "vm": {"vmi": "vms/vm-alpha", "strategy": "LiveMigrate",
+                                     "effect": "live-migration", "assumed": False}}], plan["evictions"]
 assert plan["totals"] == {"evicted": 0, "requests": 1}, plan["totals"]
 nodes = {n["name"]: n for n in plan["nodes"]}
 assert nodes["worker-a"]["category"] == "overutilized"
@@ -59,6 +61,6 @@ python3 "$ROOT/tests/cli/json2yaml.py" "$EXAMPLE/cluster.json" >"$TMP/cluster.ya
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$TMP/cluster.yaml" \
   --feature-gates EvictionsInBackground=true -o json
 expect_status 0
-expect_out '"evictions":[{"pod":"vms/virt-launcher-vm-alpha-4f551","node":"worker-a","profile":"vm-rebalance","plugin":"LowNodeUtilization","background":true}]'
+expect_out '"evictions":[{"pod":"vms/virt-launcher-vm-alpha-4f551","node":"worker-a","profile":"vm-rebalance","plugin":"LowNodeUtilization","background":true,"vm":{"vmi":"vms/vm-alpha","strategy":"LiveMigrate","effect":"live-migration","assumed":false}}]'
 expect_out '"totals":{"evicted":0,"requests":1}'
 echo "t0001: $checks checks"

@@ -75,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
       }
       fw_result_free(&res);
+      sim_sink_free(&sink);
       bg_clear(&bg);
       policy_free(pol);
     }

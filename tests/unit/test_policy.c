@@ -349,16 +349,21 @@ static void test_default_evictor_injection(void **state) {
   (void)state;
   policy *p = load_ok(HEAD PLT_PROFILE);
   profile *pr = &p->profiles[0];
-  assert_int_equal(pr->filter.n, 1);
+  /* DefaultEvictor, then this project's VMSafety, lead both evictor extension points */
+  assert_int_equal(pr->filter.n, 2);
   assert_string_equal(pr->filter.names[0], "DefaultEvictor");
-  assert_int_equal(pr->preevictionfilter.n, 1);
+  assert_string_equal(pr->filter.names[1], "VMSafety");
+  assert_int_equal(pr->preevictionfilter.n, 2);
   assert_string_equal(pr->preevictionfilter.names[0], "DefaultEvictor");
-  /* a default pluginConfig is prepended */
-  assert_int_equal(pr->nconfig, 2);
+  assert_string_equal(pr->preevictionfilter.names[1], "VMSafety");
+  /* default pluginConfigs are prepended */
+  assert_int_equal(pr->nconfig, 3);
   assert_string_equal(pr->config[0].name, "DefaultEvictor");
-  assert_string_equal(pr->config[1].name, "PodLifeTime");
+  assert_string_equal(pr->config[1].name, "VMSafety");
+  assert_string_equal(pr->config[2].name, "PodLifeTime");
   assert_ptr_equal(pr->filter.configs[0], &pr->config[0]);
-  assert_ptr_equal(pr->deschedule.configs[0], &pr->config[1]);
+  assert_ptr_equal(pr->filter.configs[1], &pr->config[1]);
+  assert_ptr_equal(pr->deschedule.configs[0], &pr->config[2]);
   policy_free(p);
 
   /* listed already: kept once, in place; an existing config keeps its position */
@@ -369,21 +374,38 @@ static void test_default_evictor_injection(void **state) {
                    "    preevictionfilter:\n      enabled: [DefaultEvictor]\n"
                    "    deschedule:\n      enabled: [PodLifeTime]\n");
   pr = &p->profiles[0];
-  assert_int_equal(pr->filter.n, 1);
-  assert_int_equal(pr->preevictionfilter.n, 1);
-  assert_int_equal(pr->nconfig, 2);
+  /* VMSafety follows the configured DefaultEvictor, wherever it stands */
+  assert_int_equal(pr->filter.n, 2);
+  assert_string_equal(pr->filter.names[1], "VMSafety");
+  assert_int_equal(pr->preevictionfilter.n, 2);
+  assert_string_equal(pr->preevictionfilter.names[1], "VMSafety");
+  assert_int_equal(pr->nconfig, 3);
   assert_string_equal(pr->config[0].name, "PodLifeTime");
   assert_string_equal(pr->config[1].name, "DefaultEvictor");
+  assert_string_equal(pr->config[2].name, "VMSafety");
   assert_ptr_equal(pr->filter.configs[0], &pr->config[1]);
+  assert_ptr_equal(pr->filter.configs[1], &pr->config[2]);
+  policy_free(p);
+
+  /* a VMSafety configured before the DefaultEvictor keeps its place; the evictor's config is
+   * put first */
+  p = load_ok(HEAD "profiles:\n- name: p\n  pluginConfig:\n"
+                   "  - name: VMSafety\n    args: {cooldown: 0s}\n"
+                   "  plugins:\n    filter:\n      enabled: [VMSafety]\n");
+  pr = &p->profiles[0];
+  assert_int_equal(pr->filter.n, 2);
+  assert_string_equal(pr->filter.names[0], "DefaultEvictor");
+  assert_string_equal(pr->filter.names[1], "VMSafety");
+  assert_int_equal(pr->nconfig, 2);
   policy_free(p);
 
   /* every profile gets its own; a profile without plugins too */
   p = load_ok(HEAD "profiles:\n- name: a\n- name: b\n  pluginConfig:\n  - name: DefaultEvictor\n");
   assert_int_equal(p->nprofiles, 2);
   for (size_t i = 0; i < 2; i++) {
-    assert_int_equal(p->profiles[i].nconfig, 1);
-    assert_int_equal(p->profiles[i].filter.n, 1);
-    assert_int_equal(p->profiles[i].preevictionfilter.n, 1);
+    assert_int_equal(p->profiles[i].nconfig, 2);
+    assert_int_equal(p->profiles[i].filter.n, 2);
+    assert_int_equal(p->profiles[i].preevictionfilter.n, 2);
   }
   policy_free(p);
 
@@ -393,16 +415,16 @@ static void test_default_evictor_injection(void **state) {
                    "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 99}\n"
                    "  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n");
   pr = &p->profiles[0];
-  assert_ptr_equal(pr->deschedule.configs[0], &pr->config[1]);
-  assert_ptr_equal(profile_config(pr, "PodLifeTime"), &pr->config[1]);
+  assert_ptr_equal(pr->deschedule.configs[0], &pr->config[2]); /* after DefaultEvictor, VMSafety */
+  assert_ptr_equal(profile_config(pr, "PodLifeTime"), &pr->config[2]);
   policy_free(p);
 
   /* disabled lists cannot remove it (and are reported) */
   p = load_ok(HEAD "profiles:\n- name: p\n  plugins:\n"
                    "    filter:\n      disabled: [DefaultEvictor]\n"
                    "    preevictionfilter:\n      disabled: [DefaultEvictor]\n");
-  assert_int_equal(p->profiles[0].filter.n, 1);
-  assert_int_equal(p->profiles[0].preevictionfilter.n, 1);
+  assert_int_equal(p->profiles[0].filter.n, 2); /* DefaultEvictor, VMSafety */
+  assert_int_equal(p->profiles[0].preevictionfilter.n, 2);
   assert_true(logged(
       "field=\"profiles[0].plugins.filter.disabled\" reason=\"disabled lists have no effect\""));
   policy_free(p);
@@ -530,7 +552,7 @@ static void test_ignored_fields_warn(void **state) {
   /* camel-case preEvictionFilter is not an extension point: its list is ignored */
   p = load_ok(HEAD "profiles:\n- name: p\n  plugins:\n    preEvictionFilter:\n"
                    "      enabled: [NotAPlugin]\n    Deschedule:\n      enabled: [AlsoNot]\n");
-  assert_int_equal(p->profiles[0].preevictionfilter.n, 1);
+  assert_int_equal(p->profiles[0].preevictionfilter.n, 2);
   assert_string_equal(p->profiles[0].preevictionfilter.names[0], "DefaultEvictor");
   assert_int_equal(p->profiles[0].deschedule.n, 0);
   assert_true(
@@ -572,7 +594,7 @@ static void test_repeated_plugin_config(void **state) {
                            "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 60}\n"
                            "  plugins:\n    deschedule: {enabled: [PodLifeTime]}\n");
   const profile *pr = &p->profiles[0];
-  assert_int_equal(pr->nconfig, 2); /* PodLifeTime and the injected DefaultEvictor */
+  assert_int_equal(pr->nconfig, 3); /* PodLifeTime, the injected DefaultEvictor and VMSafety */
   assert_non_null(profile_config(pr, "PodLifeTime"));
   assert_non_null(profile_config(pr, "DefaultEvictor"));
   assert_null(profile_config(pr, "RemovePodsHavingTooManyRestarts"));

@@ -13,11 +13,13 @@ const char *plugin_policy_(policy_opts o) {
   static char bufs[4][8192];
   static unsigned next;
   char *buf = bufs[next++ % 4];
-  char evictor[1024] = "", plugin[4096] = "";
+  char evictor[1024] = "", plugin[4096] = "", vmsafety[1024] = "";
   if (o.evictor_args)
     snprintf(evictor, sizeof evictor, "    args: %s\n", o.evictor_args);
   if (o.args)
     snprintf(plugin, sizeof plugin, "    args: %s\n", o.args);
+  if (o.vmsafety)
+    snprintf(vmsafety, sizeof vmsafety, "  - name: VMSafety\n    args: %s\n", o.vmsafety);
   int n = snprintf(buf, sizeof bufs[0],
                    "apiVersion: descheduler/v1alpha2\n"
                    "kind: DeschedulerPolicy\n"
@@ -27,15 +29,16 @@ const char *plugin_policy_(policy_opts o) {
                    "  pluginConfig:\n"
                    "  - name: DefaultEvictor\n"
                    "%s"
+                   "%s"
                    "  - name: %s\n"
                    "%s"
                    "  plugins:\n"
                    "    %s:\n"
                    "      enabled: [%s]\n",
-                   o.top ? o.top : "", evictor, o.plugin, plugin, o.point ? o.point : "deschedule",
-                   o.plugin);
+                   o.top ? o.top : "", evictor, vmsafety, o.plugin, plugin,
+                   o.point ? o.point : "deschedule", o.plugin);
   if (n < 0 || (size_t)n >= sizeof bufs[0] || strlen(evictor) + 1 >= sizeof evictor ||
-      strlen(plugin) + 1 >= sizeof plugin)
+      strlen(plugin) + 1 >= sizeof plugin || strlen(vmsafety) + 1 >= sizeof vmsafety)
     fail_msg("policy text too long");
   return buf;
 }

@@ -16,6 +16,7 @@ typedef struct {
   const char *args;         /* the plugin's */
   const char *evictor_args; /* DefaultEvictor's */
   const char *top;          /* top-level lines, e.g. "maxNoOfPodsToEvictTotal: 1\n" */
+  const char *vmsafety;     /* VMSafety's args (a pluginConfig entry is written when set) */
 } policy_opts;
 const char *plugin_policy_(policy_opts o);
 #define plugin_policy(...) plugin_policy_((policy_opts){__VA_ARGS__})

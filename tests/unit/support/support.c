@@ -74,6 +74,7 @@ int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_js
     sim_sink_init(&sink, r->m);
     fw_options opt = {gate, t};
     r->rc = fw_run_cycle(r->pol, r->m, &r->bg, &sink.base, &opt, &r->res, &r->err);
+    sim_sink_free(&sink);
   }
   log_set_stream(NULL);
   log_set_verbosity(0);

@@ -1,0 +1,222 @@
+/* vmsafety.c - VMSafety: never ask KubeVirt for a move that would hurt the VM.
+ *
+ * Not an upstream plugin. Evicting a virt-launcher pod is only safe when KubeVirt turns the
+ * eviction into a live migration; upstream's DefaultEvictor knows nothing of that, so a VM
+ * whose VMI recorded `evictionStrategy: None` (or that cannot live-migrate) is stopped. This
+ * evictor plugin is added to every profile's filter and preEvictionFilter after the
+ * DefaultEvictor (the policy loader injects it, as it injects the DefaultEvictor), and only
+ * ever rejects virt-launcher pods. Its rules, each switchable in the policy:
+ *
+ *   requireLiveMigration (Filter)  the eviction must become a live migration (or a drain by the
+ *                                  external controller of strategy External): rejects strategy
+ *                                  None, a VMI that is not LiveMigratable=True, a launcher whose
+ *                                  VMI cannot be found, and migration-target pods.
+ *   skipMigrating (Filter)         the VMI has no migration in flight (an unfinished VMIM, a
+ *                                  mark for evacuation, a started migration).
+ *   migrationLimits (PreEvictionFilter)
+ *                                  migrations in flight plus this cycle's requests stay within
+ *                                  KubeVirt's parallelOutboundMigrationsPerNode (from the
+ *                                  launcher's node) and parallelMigrationsPerCluster: more
+ *                                  would only queue as Pending VMIMs while the descheduler
+ *                                  counts them as done.
+ *   cooldown, maxCooldown, cooldownWindow (PreEvictionFilter)
+ *                                  anti-flapping: after this descheduler moved a VM (recorded on
+ *                                  the VMI, see kubevirt/recorder.h) it is left alone for
+ *                                  `cooldown`, doubled for each earlier move within
+ *                                  `cooldownWindow`, at most `maxCooldown`. "0s" turns it off.
+ *
+ * Every rejection is logged at V(2) with the pod, the VMI and the reason. Defaults: every rule
+ * on, cooldown 30m, maxCooldown 8h, cooldownWindow 24h. */
+#include "../framework/framework.h"
+#include "../kubevirt/vm.h"
+#include "../obs/metrics.h"
+#include "../policy/args.h"
+#include "../util/strbuf.h"
+#include "../util/timeutil.h"
+#include "common.h"
+#include "registry.h"
+#include "vmsafety.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NS_PER_S 1000000000LL
+
+typedef struct {
+  opt_bool require_live_migration, skip_migrating, migration_limits;
+  const char *cooldown, *max_cooldown, *cooldown_window;
+  /* resolved by prepare, in seconds */
+  int64_t cooldown_s, max_cooldown_s, window_s;
+} vs_args;
+
+static const args_field vs_fields[] = {
+    {"requireLiveMigration", AF_OPT_BOOL, offsetof(vs_args, require_live_migration)},
+    {"skipMigrating", AF_OPT_BOOL, offsetof(vs_args, skip_migrating)},
+    {"migrationLimits", AF_OPT_BOOL, offsetof(vs_args, migration_limits)},
+    {"cooldown", AF_STRING, offsetof(vs_args, cooldown)},
+    {"maxCooldown", AF_STRING, offsetof(vs_args, max_cooldown)},
+    {"cooldownWindow", AF_STRING, offsetof(vs_args, cooldown_window)},
+    {NULL}};
+
+static bool on(opt_bool b) { return !b.set || b.v; }
+
+/* a duration arg: absent = dflt; -1 with the error added to e when it does not parse or is
+ * negative */
+static int64_t seconds_of(const char *field, const char *text, const char *dflt, errlist *e) {
+  int64_t ns;
+  dserr err;
+  if (duration_parse(text ? text : dflt, &ns, &err) < 0) {
+    errlist_add(e, "%s: %s", field, err.msg);
+    return -1;
+  }
+  if (ns < 0) {
+    errlist_add(e, "%s must be a non-negative duration, got %s", field, text);
+    return -1;
+  }
+  return ns / NS_PER_S;
+}
+
+static int vs_validate(const void *vargs, dserr *err) {
+  const vs_args *a = vargs;
+  errlist e = {0};
+  int64_t c = seconds_of("cooldown", a->cooldown, "30m", &e);
+  int64_t mx = seconds_of("maxCooldown", a->max_cooldown, "8h", &e);
+  seconds_of("cooldownWindow", a->cooldown_window, "24h", &e);
+  if (c > 0 && mx > 0 && mx < c)
+    errlist_add(&e, "maxCooldown (%s) must not be shorter than cooldown (%s)",
+                a->max_cooldown ? a->max_cooldown : "8h", a->cooldown ? a->cooldown : "30m");
+  return errlist_finish(&e, err);
+}
+
+static int vs_prepare(void *vargs, const plugin_env *env, dserr *err) {
+  (void)env;
+  (void)err;
+  vs_args *a = vargs;
+  errlist ignored = {0};
+  a->cooldown_s = seconds_of("cooldown", a->cooldown, "30m", &ignored);
+  a->max_cooldown_s = seconds_of("maxCooldown", a->max_cooldown, "8h", &ignored);
+  a->window_s = seconds_of("cooldownWindow", a->cooldown_window, "24h", &ignored);
+  dserr none;
+  errlist_finish(&ignored, &none); /* validated already */
+  return 0;
+}
+
+static void *build_flights(plugin_handle *h, void *ctx) {
+  (void)ctx;
+  return kubevirt_flights_build(h->m, fw_cycle_arena(h));
+}
+
+static const kubevirt_flights *flights(plugin_handle *h) {
+  return fw_cycle_memo(h, "kubevirt-flights", build_flights, NULL);
+}
+
+static bool reject(const char *point, const char *rule, const pod *p, const vm_view *v,
+                   const char *reason) {
+  log_field bound[] = {LSTR("plugin", "VMSafety"), LSTR("ExtensionPoint", point)};
+  log_ctx ctx = {bound, 2};
+  char ref[512], vmi[512];
+  snprintf(vmi, sizeof vmi, "%s/%s", p->ns, v->vmi_name);
+  LOGV(2, &ctx, "VM safety: not requesting the eviction of this launcher",
+       LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", vmi), LSTR("rule", rule),
+       LSTR("reason", reason));
+  metrics_vmsafety_block(rule, p->node_name, p->ns);
+  return false;
+}
+
+static bool vs_filter(plugin_handle *h, const void *vargs, const pod *p) {
+  const vs_args *a = vargs;
+  if (!kubevirt_is_launcher(p) || pod_is_terminal(p))
+    return true;
+  vm_view v;
+  kubevirt_view(h->m, p, &v);
+  if (on(a->require_live_migration) && v.effect != VM_EFFECT_MIGRATE &&
+      v.effect != VM_EFFECT_EXTERNAL) {
+    char why[400];
+    snprintf(why, sizeof why, "%s: %s",
+             v.effect == VM_EFFECT_STOP ? "the eviction would stop the VM"
+                                        : "KubeVirt would refuse the eviction",
+             v.why);
+    return reject("Filter", "requireLiveMigration", p, &v, why);
+  }
+  if (on(a->skip_migrating) && v.vmi) {
+    const char *flight = kubevirt_flight_of(flights(h), v.vmi);
+    if (flight) {
+      char why[400];
+      snprintf(why, sizeof why, "the VMI has a migration in flight: %s", flight);
+      return reject("Filter", "skipMigrating", p, &v, why);
+    }
+  }
+  return true;
+}
+
+static bool vs_pre_eviction_filter(plugin_handle *h, const void *vargs, const pod *p) {
+  const vs_args *a = vargs;
+  if (!kubevirt_is_launcher(p) || pod_is_terminal(p))
+    return true;
+  vm_view v;
+  kubevirt_view(h->m, p, &v);
+  char why[400];
+  if (on(a->migration_limits) && v.effect == VM_EFFECT_MIGRATE) {
+    int per_cluster, per_node;
+    kubevirt_migration_limits(h->m, &per_cluster, &per_node);
+    const kubevirt_flights *f = flights(h);
+    uint64_t from_node = (uint64_t)kubevirt_flights_from(f, p->node_name) +
+                         (p->node ? fw_cycle_evacuations(h, p->node) : 0);
+    uint64_t total = (uint64_t)kubevirt_flights_total(f) + fw_cycle_evacuations(h, NULL);
+    if (from_node + 1 > (uint64_t)(per_node > 0 ? per_node : 0)) {
+      snprintf(why, sizeof why,
+               "KubeVirt's migration limit: %llu migrations in flight or requested from node %s "
+               "(parallelOutboundMigrationsPerNode %d)",
+               (unsigned long long)from_node, p->node_name, per_node);
+      return reject("PreEvictionFilter", "migrationLimits", p, &v, why);
+    }
+    if (total + 1 > (uint64_t)(per_cluster > 0 ? per_cluster : 0)) {
+      snprintf(why, sizeof why,
+               "KubeVirt's migration limit: %llu migrations in flight or requested in the "
+               "cluster (parallelMigrationsPerCluster %d)",
+               (unsigned long long)total, per_cluster);
+      return reject("PreEvictionFilter", "migrationLimits", p, &v, why);
+    }
+  }
+  if (a->cooldown_s > 0 && v.vmi && v.vmi->moves) {
+    int64_t times[KUBEVIRT_MOVES_KEPT];
+    size_t n = kubevirt_moves_parse(v.vmi->moves, times, KUBEVIRT_MOVES_KEPT, NULL);
+    int64_t cooldown;
+    int64_t left = kubevirt_cooldown_left(times, n, h->now, a->cooldown_s, a->max_cooldown_s,
+                                          a->window_s, &cooldown);
+    if (left > 0) {
+      strbuf c = {0}, l = {0}, ago = {0};
+      duration_format(&c, cooldown * NS_PER_S);
+      duration_format(&l, left * NS_PER_S);
+      duration_format(&ago, (h->now - times[n - 1]) * NS_PER_S);
+      snprintf(why, sizeof why,
+               "moved by this descheduler %s ago (%zu recorded move%s); cooldown %s, %s left",
+               sb_str(&ago), n, n == 1 ? "" : "s", sb_str(&c), sb_str(&l));
+      sb_free(&ago);
+      sb_free(&c);
+      sb_free(&l);
+      return reject("PreEvictionFilter", "cooldown", p, &v, why);
+    }
+  }
+  return true;
+}
+
+bool vmsafety_records_moves(const policy *pol) {
+  for (size_t i = 0; i < pol->nprofiles; i++) {
+    const plugin_config *pc = profile_config(&pol->profiles[i], "VMSafety");
+    if (pc && pc->args && ((const vs_args *)pc->args)->cooldown_s > 0)
+      return true;
+  }
+  return false;
+}
+
+const plugin_desc plugin_vm_safety = {
+    .name = "VMSafety",
+    .points = PLUGIN_EVICTOR,
+    .args_size = sizeof(vs_args),
+    .fields = vs_fields,
+    .validate = vs_validate,
+    .prepare = vs_prepare,
+    .filter = vs_filter,
+    .pre_eviction_filter = vs_pre_eviction_filter,
+};
