@@ -470,6 +470,13 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
       return limit_hit(h, p, EVICT_LIMIT_NAMESPACE, pol->max_per_namespace.v);
   }
 
+  const plugin_set *ev = &h->prof->filter;
+  for (size_t i = 0; i < ev->n; i++) {
+    plugin_config *pc = ev->configs[i];
+    if (pc->desc->admit && !pc->desc->admit(h, pc->args, p))
+      return EVICT_VETOED;
+  }
+
   eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
                           pol->grace_period_seconds.v};
   char msg[2048] = "";

@@ -132,6 +132,7 @@ typedef enum {
   EVICT_LIMIT_NODE,
   EVICT_LIMIT_NAMESPACE,
   EVICT_FAILED,
+  EVICT_VETOED, /* an evictor plugin's admit() said no (and logged why): go on to the next pod */
 } evict_status;
 
 /* Evicts p through the profile's sink with upstream's limits, logs and metrics. reason may be

@@ -83,7 +83,7 @@ bool evict_in_order(plugin_handle *h, pod **pods, size_t n, bool skip_on_node_li
         continue;
       return false;
     }
-    if (st != EVICT_OK)
+    if (st != EVICT_OK && st != EVICT_VETOED)
       log_eviction_failed(h, pods[i]);
   }
   return false;

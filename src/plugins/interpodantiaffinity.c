@@ -149,7 +149,8 @@ static int ipa_run(plugin_handle *h, const void *vargs, dserr *err) {
         return 0;
       if (st == EVICT_LIMIT_NODE)
         break;
-      log_eviction_failed(h, p);
+      if (st != EVICT_VETOED)
+        log_eviction_failed(h, p);
     }
   }
   return 0;

@@ -98,7 +98,7 @@ static bool na_process_nodes(plugin_handle *h, const na_args *a, na_type type) {
         return false;
       if (st == EVICT_LIMIT_NODE)
         break;
-      if (st != EVICT_OK)
+      if (st != EVICT_OK && st != EVICT_VETOED)
         log_eviction_failed(h, victims.items[k]);
     }
   }

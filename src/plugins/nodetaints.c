@@ -96,7 +96,7 @@ static int nt_run(plugin_handle *h, const void *vargs, dserr *err) {
         return 0;
       if (st == EVICT_LIMIT_NODE)
         break;
-      if (st != EVICT_OK)
+      if (st != EVICT_OK && st != EVICT_VETOED)
         log_eviction_failed(h, p);
     }
   }

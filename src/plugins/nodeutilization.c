@@ -356,6 +356,8 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
       return NODE_NEXT;
     if (st == EVICT_LIMIT_TOTAL)
       return PLUGIN_STOP;
+    if (st == EVICT_VETOED)
+      continue;
     if (st != EVICT_OK) {
       LOGE(&h->log, "eviction failed", "the pod could not be evicted",
            LSTR("pod", pod_ref(p, ref, sizeof ref)));

@@ -311,7 +311,8 @@ static rd_result rd_balance_owner(plugin_handle *h, const rd_owner *w) {
         break;
       if (st == EVICT_LIMIT_TOTAL)
         return RD_STOP;
-      log_eviction_failed(h, p);
+      if (st != EVICT_VETOED)
+        log_eviction_failed(h, p);
     }
   }
   return RD_NEXT;

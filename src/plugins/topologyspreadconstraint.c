@@ -579,6 +579,7 @@ static int tsc_run(plugin_handle *h, const void *vargs, dserr *err) {
     case EVICT_LIMIT_TOTAL: return 0;
     case EVICT_LIMIT_NAMESPACE:
     case EVICT_FAILED: log_eviction_failed(h, p); break;
+    case EVICT_VETOED: break;
     }
   }
   return 0;

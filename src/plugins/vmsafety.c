@@ -13,7 +13,7 @@
  *                                  VMI cannot be found, and migration-target pods.
  *   skipMigrating (Filter)         the VMI has no migration in flight (an unfinished VMIM, a
  *                                  mark for evacuation, a started migration).
- *   migrationLimits (PreEvictionFilter)
+ *   migrationLimits (at the eviction itself, plugin_desc.admit)
  *                                  migrations in flight plus this cycle's requests stay within
  *                                  KubeVirt's parallelOutboundMigrationsPerNode (from the
  *                                  launcher's node) and parallelMigrationsPerCluster: more
@@ -156,28 +156,6 @@ static bool vs_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
   vm_view v;
   kubevirt_view(h->m, p, &v);
   char why[400];
-  if (on(a->migration_limits) && v.effect == VM_EFFECT_MIGRATE) {
-    int per_cluster, per_node;
-    kubevirt_migration_limits(h->m, &per_cluster, &per_node);
-    const kubevirt_flights *f = flights(h);
-    uint64_t from_node = (uint64_t)kubevirt_flights_from(f, p->node_name) +
-                         (p->node ? fw_cycle_evacuations(h, p->node) : 0);
-    uint64_t total = (uint64_t)kubevirt_flights_total(f) + fw_cycle_evacuations(h, NULL);
-    if (from_node + 1 > (uint64_t)(per_node > 0 ? per_node : 0)) {
-      snprintf(why, sizeof why,
-               "KubeVirt's migration limit: %llu migrations in flight or requested from node %s "
-               "(parallelOutboundMigrationsPerNode %d)",
-               (unsigned long long)from_node, p->node_name, per_node);
-      return reject("PreEvictionFilter", "migrationLimits", p, &v, why);
-    }
-    if (total + 1 > (uint64_t)(per_cluster > 0 ? per_cluster : 0)) {
-      snprintf(why, sizeof why,
-               "KubeVirt's migration limit: %llu migrations in flight or requested in the "
-               "cluster (parallelMigrationsPerCluster %d)",
-               (unsigned long long)total, per_cluster);
-      return reject("PreEvictionFilter", "migrationLimits", p, &v, why);
-    }
-  }
   if (a->cooldown_s > 0 && v.vmi && v.vmi->moves) {
     int64_t times[KUBEVIRT_MOVES_KEPT];
     size_t n = kubevirt_moves_parse(v.vmi->moves, times, KUBEVIRT_MOVES_KEPT, NULL);
@@ -201,6 +179,40 @@ static bool vs_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
   return true;
 }
 
+/* KubeVirt's concurrency limits, checked when the eviction is about to be sent: the count
+ * includes every evacuation this cycle has started so far */
+static bool vs_admit(plugin_handle *h, const void *vargs, const pod *p) {
+  const vs_args *a = vargs;
+  if (!on(a->migration_limits) || !kubevirt_is_launcher(p) || pod_is_terminal(p))
+    return true;
+  vm_view v;
+  kubevirt_view(h->m, p, &v);
+  char why[400];
+  if (v.effect == VM_EFFECT_MIGRATE) {
+    int per_cluster, per_node;
+    kubevirt_migration_limits(h->m, &per_cluster, &per_node);
+    const kubevirt_flights *f = flights(h);
+    uint64_t from_node = (uint64_t)kubevirt_flights_from(f, p->node_name) +
+                         (p->node ? fw_cycle_evacuations(h, p->node) : 0);
+    uint64_t total = (uint64_t)kubevirt_flights_total(f) + fw_cycle_evacuations(h, NULL);
+    if (from_node + 1 > (uint64_t)(per_node > 0 ? per_node : 0)) {
+      snprintf(why, sizeof why,
+               "KubeVirt's migration limit: %llu migrations in flight or requested from node %s "
+               "(parallelOutboundMigrationsPerNode %d)",
+               (unsigned long long)from_node, p->node_name, per_node);
+      return reject("Evict", "migrationLimits", p, &v, why);
+    }
+    if (total + 1 > (uint64_t)(per_cluster > 0 ? per_cluster : 0)) {
+      snprintf(why, sizeof why,
+               "KubeVirt's migration limit: %llu migrations in flight or requested in the "
+               "cluster (parallelMigrationsPerCluster %d)",
+               (unsigned long long)total, per_cluster);
+      return reject("Evict", "migrationLimits", p, &v, why);
+    }
+  }
+  return true;
+}
+
 bool vmsafety_records_moves(const policy *pol) {
   for (size_t i = 0; i < pol->nprofiles; i++) {
     const plugin_config *pc = profile_config(&pol->profiles[i], "VMSafety");
@@ -219,4 +231,5 @@ const plugin_desc plugin_vm_safety = {
     .prepare = vs_prepare,
     .filter = vs_filter,
     .pre_eviction_filter = vs_pre_eviction_filter,
+    .admit = vs_admit,
 };

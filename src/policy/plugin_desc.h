@@ -46,6 +46,11 @@ typedef struct plugin_desc {
   /* Evictor plugins: Filter and PreEvictionFilter. */
   bool (*filter)(plugin_handle *h, const void *args, const pod *p);
   bool (*pre_eviction_filter)(plugin_handle *h, const void *args, const pod *p);
+  /* Evictor plugins, not upstream: the last word at the moment of eviction, after the
+   * eviction limits, for rules that depend on what the cycle has done so far (several
+   * plugins run PreEvictionFilter over all candidates before evicting any). false vetoes
+   * this eviction (fw_evict answers EVICT_VETOED); the plugin logs why. */
+  bool (*admit)(plugin_handle *h, const void *args, const pod *p);
 } plugin_desc;
 
 typedef const plugin_desc *(*plugin_lookup_fn)(const char *name);
