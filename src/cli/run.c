@@ -22,6 +22,9 @@
 #include "../plugins/registry.h"
 #include "../plugins/vmsafety.h"
 #include "../policy/policy.h"
+#include "../report/decisions.h"
+#include "../util/strbuf.h"
+#include "../util/timeutil.h"
 #include "cli.h"
 #include "flags.h"
 
@@ -71,6 +74,8 @@ typedef struct {
   double otel_rate;
   bool otel_fallback;
   long long page_size;
+  const char *decisions_file;
+  long long decision_examples;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -99,7 +104,27 @@ typedef struct {
   feature_gates gates;
   run_opts *o;
   char hostname[256];
+  FILE *decisions_out; /* --decisions-file, appended to */
+  unsigned long long cycles;
 } runner;
+
+/* One JSON line per cycle in --decisions-file: when, the totals, and the decision record. A
+ * write that fails is logged; the cycle's evictions stand. */
+static void write_decisions(runner *r, const fw_result *res, const decisions *dec, int64_t now) {
+  strbuf sb = {0};
+  sb_append(&sb, "{\"time\":\"");
+  time_format_rfc3339(&sb, now);
+  sb_printf(&sb, "\",\"cycle\":%llu,\"dryRun\":%s,\"totals\":{\"evicted\":%llu,\"requests\":%llu},"
+                 "\"decisions\":",
+            (unsigned long long)++r->cycles, r->o->dry_run ? "true" : "false",
+            (unsigned long long)res->evicted, (unsigned long long)res->requests);
+  decisions_json(dec, (size_t)r->o->decision_examples, false, &sb);
+  sb_append(&sb, "}\n");
+  if (fputs(sb_str(&sb), r->decisions_out) == EOF || fflush(r->decisions_out) == EOF)
+    LOGE(NULL, "Could not write the decision record", strerror(errno),
+         LSTR("file", r->o->decisions_file));
+  sb_free(&sb);
+}
 
 /* One cycle: read, sync the background cache, decide, evict. -1 when the reads failed. */
 static int run_cycle(runner *r) {
@@ -118,7 +143,8 @@ static int run_cycle(runner *r) {
   r->first = false;
   live_sink sink;
   live_sink_init(&sink, r->client, r->disc.policy_group_version, r->hostname, r->o->dry_run, &g_stop);
-  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL)};
+  decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
+  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec};
   /* VMSafety's cooldown needs each move remembered on its VMI */
   move_recorder rec;
   eviction_sink *out = &sink.base;
@@ -130,7 +156,10 @@ static int run_cycle(runner *r) {
   if (fw_run_cycle(r->pol, m, &r->bg, out, &opt, &res, &err) < 0) {
     LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
+  } else if (dec) {
+    write_decisions(r, &res, dec, opt.now);
   }
+  decisions_free(dec);
   fw_result_free(&res);
 out:
   model_free(m);
@@ -212,6 +241,7 @@ int cmd_run(int argc, char **argv) {
   o.otel_service = "descheduler";
   o.otel_rate = 1;
   o.page_size = 500;
+  o.decision_examples = 5;
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -258,6 +288,8 @@ int cmd_run(int argc, char **argv) {
       {"otel-sample-rate", NULL, FLAG_FLOAT, &o.otel_rate, "tracing is not built; accepted, no effect", "1"},
       {"otel-fallback-no-op-on-error", NULL, FLAG_BOOL, &o.otel_fallback, "tracing is not built; accepted, no effect", "false"},
       {"list-page-size", NULL, FLAG_INT, &o.page_size, "objects per LIST page (client-go's pager uses 500)", "500"},
+      {"decisions-file", NULL, FLAG_STRING, &o.decisions_file, "append one JSON line per cycle with every pod's outcome and why (docs/decisions.md)", NULL},
+      {"decision-examples", NULL, FLAG_INT, &o.decision_examples, "pods named per reason in the decision record", "5"},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -285,6 +317,10 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: --feature-gates: %s\n", err.msg);
     return EXIT_CONFIG;
   }
+  if (o.decision_examples < 0) {
+    fprintf(stderr, "descheduler: --decision-examples must be 0 or more\n");
+    return EXIT_CONFIG;
+  }
   if (o.page_size < 1) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
     return EXIT_CONFIG;
@@ -305,6 +341,14 @@ int cmd_run(int argc, char **argv) {
   if ((o.tls_cert && !o.tls_key) || (!o.tls_cert && o.tls_key)) {
     fprintf(stderr, "descheduler: --tls-cert-file and --tls-private-key-file must be given together\n");
     return EXIT_CONFIG;
+  }
+  if (o.decisions_file && *o.decisions_file) {
+    r.decisions_out = fopen(o.decisions_file, "a");
+    if (!r.decisions_out) {
+      fprintf(stderr, "descheduler: --decisions-file: cannot open \"%s\": %s\n", o.decisions_file,
+              strerror(errno));
+      return EXIT_CONFIG;
+    }
   }
   gethostname(r.hostname, sizeof r.hostname - 1);
 
@@ -464,5 +508,7 @@ out:
   kube_client_free(r.client);
   kube_config_free(cfg);
   obs_server_stop(srv);
+  if (r.decisions_out)
+    fclose(r.decisions_out);
   return status;
 }

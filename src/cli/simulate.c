@@ -11,6 +11,7 @@
 #include "../obs/log.h"
 #include "../plugins/registry.h"
 #include "../policy/policy.h"
+#include "../report/decisions.h"
 #include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
@@ -23,7 +24,7 @@
 
 typedef struct {
   const char *policy, *snapshot, *gates, *now, *output, *logging_format;
-  long long v;
+  long long v, examples;
 } sim_opts;
 
 static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
@@ -74,7 +75,8 @@ static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   sb_appendc(sb, '}');
 }
 
-static void print_json(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3]) {
+static void print_json(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
+                       const decisions *dec, size_t examples) {
   strbuf sb = {0};
   sb_append(&sb, "{\"evictions\":[");
   for (size_t i = 0; i < res->nevictions; i++) {
@@ -120,14 +122,16 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
     json_pcts(&sb, after, has_after);
     sb_appendc(&sb, '}');
   }
-  sb_printf(&sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu}}\n",
+  sb_printf(&sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu},\"decisions\":",
             (unsigned long long)res->evicted, (unsigned long long)res->requests);
+  decisions_json(dec, examples, false, &sb);
+  sb_append(&sb, "}\n");
   fputs(sb_str(&sb), stdout);
   sb_free(&sb);
 }
 
 static void print_text(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
-                       const sim_opts *o) {
+                       const sim_opts *o, const decisions *dec) {
   printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
   if (res->skipped)
     printf("The cycle was skipped: it needs at least 2 ready nodes, found %zu.\n", res->nnodes);
@@ -166,6 +170,10 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
   }
   printf("\nTotals: evicted=%llu requests=%llu\n", (unsigned long long)res->evicted,
          (unsigned long long)res->requests);
+  strbuf sb = {0};
+  decisions_text(dec, (size_t)o->examples, &sb);
+  printf("\n%s", sb_str(&sb));
+  sb_free(&sb);
 }
 
 static void sim_usage(FILE *out, const flag_def *defs) {
@@ -177,7 +185,7 @@ static void sim_usage(FILE *out, const flag_def *defs) {
 }
 
 int cmd_simulate(int argc, char **argv) {
-  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", 0};
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", 0, 3};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
@@ -186,6 +194,7 @@ int cmd_simulate(int argc, char **argv) {
       {"output", "o", FLAG_STRING, &o.output, "plan format: text or json", "text"},
       {"v", "v", FLAG_INT, &o.v, "log verbosity (klog levels; logs go to stderr)", "0"},
       {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", "text"},
+      {"decision-examples", NULL, FLAG_INT, &o.examples, "pods named per reason in the decision summary", "3"},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -205,6 +214,10 @@ int cmd_simulate(int argc, char **argv) {
   }
   if (!o.snapshot || !*o.snapshot) {
     fprintf(stderr, "descheduler simulate: --snapshot is required\n");
+    return EXIT_CONFIG;
+  }
+  if (o.examples < 0) {
+    fprintf(stderr, "descheduler simulate: --decision-examples must be 0 or more\n");
     return EXIT_CONFIG;
   }
   if (strcmp(o.output, "text") && strcmp(o.output, "json")) {
@@ -255,7 +268,8 @@ int cmd_simulate(int argc, char **argv) {
     bg_sync(&bg, m, now, true);
   sim_sink sink;
   sim_sink_init(&sink, m);
-  fw_options opt = {gates.evictions_in_background, now};
+  decisions *dec = decisions_new(m);
+  fw_options opt = {gates.evictions_in_background, now, dec};
   fw_result res;
   int status = 0;
   if (fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err) < 0) {
@@ -266,11 +280,12 @@ int cmd_simulate(int argc, char **argv) {
       if (res.evictions[i].background)
         ((pod *)res.evictions[i].pod)->leaving = true;
     if (!strcmp(o.output, "json"))
-      print_json(m, &res, before, has);
+      print_json(m, &res, before, has, dec, (size_t)o.examples);
     else
-      print_text(m, &res, before, has, &o);
+      print_text(m, &res, before, has, &o, dec);
   }
   fw_result_free(&res);
+  decisions_free(dec);
   sim_sink_free(&sink);
   bg_clear(&bg);
   free(before);

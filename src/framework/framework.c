@@ -8,6 +8,7 @@
 #include "framework.h"
 
 #include "../obs/metrics.h"
+#include "../report/decisions.h"
 #include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "podutil.h"
@@ -69,6 +70,8 @@ struct cycle {
     void *value;
   } memo[8];
   size_t nmemo;
+  decisions *rec;           /* opt->decisions */
+  const char *reject_why;   /* set by fw_reject_reason for the filter call under way */
   fw_result *out;
 };
 
@@ -314,6 +317,8 @@ void fw_note_category(plugin_handle *h, const node *n, const char *category) {
   const char **slot = &h->cy->out->node_category[n->index];
   if (!*slot)
     *slot = category;
+  if (h->cy->rec)
+    decisions_node(h->cy->rec, n, category, NULL, NULL);
 }
 
 static int cmp_owner(const void *a, const void *b) {
@@ -369,14 +374,58 @@ void *fw_cycle_memo(plugin_handle *h, const char *key, void *(*build)(plugin_han
 
 arena *fw_cycle_arena(plugin_handle *h) { return h->cy->mem; }
 
+/* ---------- the decision record ---------- */
+
+static void note(plugin_handle *h, const pod *p, dec_outcome o, const char *by, const char *why) {
+  if (h->cy->rec)
+    decisions_pod(h->cy->rec, p, o, h->prof->name, h->plugin, by, why);
+}
+
+void fw_reject_reason(plugin_handle *h, const char *reason) {
+  if (h->cy->rec)
+    h->cy->reject_why = arena_strdup(h->cy->mem, reason);
+}
+
+void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds) {
+  if (h->cy->rec)
+    decisions_node(h->cy->rec, n, NULL, why, thresholds);
+}
+
+void fw_note_node_at_target(plugin_handle *h, const pod *p) {
+  note(h, p, DEC_NODE_AT_TARGET, h->plugin, "its node reached the plugin's target before this pod's turn");
+}
+
+void fw_note_plugin_limit(plugin_handle *h, const pod *p, const char *why) {
+  note(h, p, DEC_LIMIT, h->plugin, why);
+}
+
+/* an evictor said no: record it with the reason it gave (or a plain one) */
+static void note_rejection(plugin_handle *h, const pod *p, const char *evictor, const char *point,
+                           dec_outcome o) {
+  cycle *cy = h->cy;
+  if (!cy->rec)
+    return;
+  char plain[256];
+  const char *why = cy->reject_why;
+  if (!why) {
+    snprintf(plain, sizeof plain, "%s rejected the pod at %s", evictor, point);
+    why = plain;
+  }
+  note(h, p, o, evictor, why);
+  cy->reject_why = NULL;
+}
+
 /* ---------- evictor ---------- */
 
 bool fw_filter(plugin_handle *h, const pod *p) {
   const plugin_set *s = &h->prof->filter;
   for (size_t i = 0; i < s->n; i++) {
     plugin_config *pc = s->configs[i];
-    if (pc->desc->filter && !pc->desc->filter(h, pc->args, p))
+    h->cy->reject_why = NULL;
+    if (pc->desc->filter && !pc->desc->filter(h, pc->args, p)) {
+      note_rejection(h, p, pc->name, "Filter", DEC_REJECTED);
       return false;
+    }
   }
   return true;
 }
@@ -385,8 +434,11 @@ bool fw_pre_eviction_filter(plugin_handle *h, const pod *p) {
   const plugin_set *s = &h->prof->preevictionfilter;
   for (size_t i = 0; i < s->n; i++) {
     plugin_config *pc = s->configs[i];
-    if (pc->desc->pre_eviction_filter && !pc->desc->pre_eviction_filter(h, pc->args, p))
+    h->cy->reject_why = NULL;
+    if (pc->desc->pre_eviction_filter && !pc->desc->pre_eviction_filter(h, pc->args, p)) {
+      note_rejection(h, p, pc->name, "PreEvictionFilter", DEC_REJECTED);
       return false;
+    }
   }
   return true;
 }
@@ -423,6 +475,9 @@ static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, u
                      : st == EVICT_LIMIT_NODE ? "node eviction limit exceeded"
                                               : "namespace eviction limit exceeded";
   metrics_pods_evicted(text, h->plugin, h->prof->name, p->ns, p->node_name);
+  char why[160];
+  snprintf(why, sizeof why, "%s (%llu)", text, (unsigned long long)limit);
+  note(h, p, DEC_LIMIT, "limits", why);
   if (st == EVICT_LIMIT_TOTAL)
     LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit));
   else if (st == EVICT_LIMIT_NODE)
@@ -453,6 +508,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   }
   if (gate && (p->annotations & ANN_REQUEST_EVICT_ONLY) && bg_find(cy->bg, p->uid)) {
     LOGV(3, NULL, "Eviction in background already requested (ignoring)", LSTR("pod", ref));
+    note(h, p, DEC_REQUESTED, "KubeVirt", "already requested in background by an earlier cycle");
     return EVICT_OK;
   }
   uint64_t bg_total = gate ? cy->bg->n : 0;
@@ -473,8 +529,11 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   const plugin_set *ev = &h->prof->filter;
   for (size_t i = 0; i < ev->n; i++) {
     plugin_config *pc = ev->configs[i];
-    if (pc->desc->admit && !pc->desc->admit(h, pc->args, p))
+    cy->reject_why = NULL;
+    if (pc->desc->admit && !pc->desc->admit(h, pc->args, p)) {
+      note_rejection(h, p, pc->name, "the eviction", DEC_VETOED);
       return EVICT_VETOED;
+    }
   }
 
   eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
@@ -507,6 +566,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     invalidate_usage(cy, p);
     cy->out->evicted++;
     record(cy, p, h->prof->name, h->plugin, false);
+    note(h, p, DEC_EVICTED, h->plugin, cy->sink->dry_run ? "evicted (dry run)" : "evicted");
     metrics_pods_evicted("success", h->plugin, h->prof->name, p->ns, p->node_name);
     LOGV(1, NULL, cy->sink->dry_run ? "Evicted pod in dry run mode" : "Evicted pod",
          LSTR("pod", ref), LSTR("reason", reason), LSTR("strategy", h->plugin),
@@ -524,11 +584,13 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
       strstr(msg, EVICTION_IN_BACKGROUND_TEXT)) {
     if (pod_is_terminal(p)) {
       LOGV(3, NULL, "Ignoring eviction of a completed/failed pod", LSTR("pod", ref));
+      note(h, p, DEC_FAILED, "KubeVirt", "the pod had already finished");
       return EVICT_OK;
     }
     LOGV(3, NULL, "Eviction in background assumed", LSTR("pod", ref));
     bg_put(cy->bg, p, h->plugin, h->prof->name, true, cy->opt->now);
     record(cy, p, h->prof->name, h->plugin, true);
+    note(h, p, DEC_REQUESTED, "KubeVirt", msg);
     metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
     return EVICT_OK;
   }
@@ -540,6 +602,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   else
     sb_append(&e, msg);
   LOGE(NULL, "Error evicting pod", sb_str(&e), LSTR("pod", ref), LSTR("reason", reason));
+  note(h, p, DEC_FAILED, "API server", sb_str(&e));
   metrics_pods_evicted("error", h->plugin, h->prof->name, p->ns, p->node_name);
   failure_event(cy, p, sb_str(&e));
   sb_free(&e);
@@ -572,6 +635,8 @@ static int select_nodes(cycle *cy, dserr *err) {
     }
     cy->nodes[cy->nnodes++] = n;
     cy->is_cycle_node[i] = true;
+    if (cy->rec)
+      decisions_node_in_cycle(cy->rec, n);
   }
   return 0;
 }
@@ -634,6 +699,7 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.sink = sink;
   cy.opt = opt;
   cy.out = out;
+  cy.rec = opt->decisions;
   cy.mem = arena_new(1 << 20);
   size_t nn = m->nodes.n ? m->nodes.n : 1;
   cy.is_cycle_node = ARENA_NEWN(cy.mem, bool, nn);
@@ -659,6 +725,8 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   LOGV(1, NULL, "Number of evictions/requests", LUINT("totalEvicted", out->evicted),
        LUINT("evictionRequests", out->requests));
 done:
+  if (cy.rec)
+    decisions_finish(cy.rec);
   metrics_loop_duration(now_seconds() - t0);
   free(cy.per_ns);
   arena_free(cy.mem);

@@ -77,9 +77,12 @@ void bg_sync(bg_cache *c, const model *m, int64_t now, bool first);
 
 /* ---------- options and results ---------- */
 
+struct decisions; /* report/decisions.h */
+
 typedef struct {
   bool evictions_in_background; /* feature gate */
   int64_t now;                  /* seconds since epoch; ages are measured against it */
+  struct decisions *decisions;  /* where to record every pod's outcome; NULL = not recorded */
 } fw_options;
 
 /* One eviction or background request the cycle made, in order. */
@@ -155,6 +158,17 @@ node **fw_ready_nodes(plugin_handle *h, const char *selector_text, size_t *count
 /* Records how a utilization plugin classified n ("underutilized", "overutilized",
  * "appropriately utilized"); the first classification of the cycle is kept for reports. */
 void fw_note_category(plugin_handle *h, const node *n, const char *category);
+/* For the decision record: why n got its category ("memory 72.00% > 68.00%") and the
+ * thresholds in force. Either may be NULL. */
+void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds);
+/* For the decision record: p stays because its node reached its target while being drained. */
+void fw_note_node_at_target(plugin_handle *h, const pod *p);
+/* For the decision record: p stays because a limit of the plugin's own (e.g. LowNodeUtilization's
+ * evictionLimits.node) was reached; why names it. */
+void fw_note_plugin_limit(plugin_handle *h, const pod *p, const char *why);
+/* Evictor plugins call this just before their Filter, PreEvictionFilter or admit returns
+ * false: the reason lands in the decision record (no cost when none is kept). */
+void fw_reject_reason(plugin_handle *h, const char *reason);
 /* Number of pods in the model (any phase, any namespace) with an owner reference of this uid. */
 size_t fw_owner_pod_count(plugin_handle *h, const char *owner_uid);
 

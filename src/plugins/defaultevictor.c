@@ -328,8 +328,12 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
   const de_args *a = vargs;
   if (pod_has(p, ANN_EVICT))
     return true;
-  if (a->mandatory && pod_has(p, ANN_PREFER_NO_EVICTION))
+  if (a->mandatory && pod_has(p, ANN_PREFER_NO_EVICTION)) {
+    fw_reject_reason(h, "the pod asks not to be evicted (annotation "
+                        "descheduler.alpha.kubernetes.io/prefer-no-eviction, noEvictionPolicy "
+                        "Mandatory)");
     return false;
+  }
   strbuf fails = {0};
   int n = 0;
   char buf[256];
@@ -407,6 +411,7 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
       sb_append(&checks, sb_str(&fails));
     LOGV(4, &ctx, "Pod fails the following checks", LSTR("pod", pod_ref(p, ref, sizeof ref)),
          LSTR("checks", sb_str(&checks)));
+    fw_reject_reason(h, sb_str(&checks));
     sb_free(&checks);
   }
   sb_free(&fails);
@@ -425,13 +430,14 @@ static bool de_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
     if (!nodes) {
       LOGE(&ctx, "unable to list ready nodes", "invalid nodeSelector",
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      fw_reject_reason(h, "unable to list ready nodes: invalid nodeSelector");
       return false;
     }
     if (!pod_fits_any_other_node(h, p, nodes, count)) {
-      LOGV(0, &ctx,
-           "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes "
-           "marked as unschedulable",
-           LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      const char *why = "pod does not fit on any other node because of nodeSelector(s), "
+                        "Taint(s), or nodes marked as unschedulable";
+      LOGV(0, &ctx, why, LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      fw_reject_reason(h, why);
       return false;
     }
   }
@@ -439,9 +445,10 @@ static bool de_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
     const namespace_obj *ns = model_find_namespace(h->m, p->ns);
     kvlist none = {0};
     if (!selector_matches(a->namespace_label_selector, ns ? &ns->labels : &none)) {
-      LOGV(0, &ctx,
-           "pod namespace do not match the namespaceLabelSelector filter in the policy parameter",
-           LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      const char *why =
+          "pod namespace do not match the namespaceLabelSelector filter in the policy parameter";
+      LOGV(0, &ctx, why, LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      fw_reject_reason(h, why);
       return false;
     }
   }

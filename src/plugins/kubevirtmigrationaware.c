@@ -134,6 +134,7 @@ static bool kma_filter(plugin_handle *h, const void *vargs, const pod *p) {
        LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", p->kubevirt_domain),
        LSTR("node", p->node_name));
   metrics_kubevirt_block("migration_in_progress", p->node_name, p->ns);
+  fw_reject_reason(h, "VMI migration in progress");
   return false;
 }
 
@@ -183,6 +184,10 @@ static bool kma_pre_eviction_filter(plugin_handle *h, const void *vargs, const p
   go_duration(&e, elapsed);
   go_duration(&c, cooldown);
   go_duration(&r, cooldown - elapsed);
+  char why[256];
+  snprintf(why, sizeof why, "VMI in migration cooldown: %d migration(s), %s of %s elapsed",
+           count, sb_str(&e), sb_str(&c));
+  fw_reject_reason(h, why);
   LOGV(3, &plugin_log, "VMI in migration cooldown, deferring eviction",
        LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", p->kubevirt_domain),
        LSTR("node", p->node_name), LINT("migrationCount", count), LSTR("elapsed", sb_str(&e)),

@@ -307,6 +307,12 @@ static void log_total_capacity(const nu_resources *r, const int64_t *avail) {
 
 typedef enum { NODE_NEXT, PLUGIN_STOP } drain_result;
 
+/* the removable pods from..n stay: the node (or the destinations' room) reached the target */
+static void note_rest_at_target(plugin_handle *h, pod **removable, size_t from, size_t n) {
+  for (size_t k = from; k < n; k++)
+    fw_note_node_at_target(h, removable[k]);
+}
+
 static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *src,
                                int64_t *avail) {
   const nu_resources *r = plan->res;
@@ -328,14 +334,21 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
        "Evicting pods based on priority, if they have same priority, they'll be evicted based on "
        "QoS tiers");
   pods_sort_priority_low_to_high(removable, nrem);
-  if (!plan->cont(r, src, avail))
+  if (!plan->cont(r, src, avail)) {
+    note_rest_at_target(h, removable, 0, nrem);
     return NODE_NEXT;
+  }
   uint64_t count = 0;
   for (size_t i = 0; i < nrem; i++) {
     pod *p = removable[i];
     if (plan->node_limit.set && count >= plan->node_limit.v) {
       LOGV(3, &h->log, "Max number of evictions per node per plugin reached",
            LUINT("limit", plan->node_limit.v));
+      char why[128];
+      snprintf(why, sizeof why, "evictionLimits.node of the plugin reached (%llu)",
+               (unsigned long long)plan->node_limit.v);
+      for (size_t k = i; k < nrem; k++)
+        fw_note_plugin_limit(h, removable[k], why);
       return NODE_NEXT;
     }
     if (!tolerates_some_destination(plan, p)) {
@@ -371,8 +384,10 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
       avail[j] = quantity_sub(avail[j], d);
     }
     log_updated_usage(r, src);
-    if (!plan->cont(r, src, avail))
+    if (!plan->cont(r, src, avail)) {
+      note_rest_at_target(h, removable, i + 1, nrem);
       return NODE_NEXT;
+    }
   }
   return NODE_NEXT;
 }

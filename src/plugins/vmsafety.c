@@ -110,8 +110,8 @@ static const kubevirt_flights *flights(plugin_handle *h) {
   return fw_cycle_memo(h, "kubevirt-flights", build_flights, NULL);
 }
 
-static bool reject(const char *point, const char *rule, const pod *p, const vm_view *v,
-                   const char *reason) {
+static bool reject(plugin_handle *h, const char *point, const char *rule, const pod *p,
+                   const vm_view *v, const char *reason) {
   log_field bound[] = {LSTR("plugin", "VMSafety"), LSTR("ExtensionPoint", point)};
   log_ctx ctx = {bound, 2};
   char ref[512], vmi[512];
@@ -120,6 +120,9 @@ static bool reject(const char *point, const char *rule, const pod *p, const vm_v
        LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", vmi), LSTR("rule", rule),
        LSTR("reason", reason));
   metrics_vmsafety_block(rule, p->node_name, p->ns);
+  char why[600];
+  snprintf(why, sizeof why, "%s: %s", rule, reason);
+  fw_reject_reason(h, why);
   return false;
 }
 
@@ -136,14 +139,14 @@ static bool vs_filter(plugin_handle *h, const void *vargs, const pod *p) {
              v.effect == VM_EFFECT_STOP ? "the eviction would stop the VM"
                                         : "KubeVirt would refuse the eviction",
              v.why);
-    return reject("Filter", "requireLiveMigration", p, &v, why);
+    return reject(h, "Filter", "requireLiveMigration", p, &v, why);
   }
   if (on(a->skip_migrating) && v.vmi) {
     const char *flight = kubevirt_flight_of(flights(h), v.vmi);
     if (flight) {
       char why[400];
       snprintf(why, sizeof why, "the VMI has a migration in flight: %s", flight);
-      return reject("Filter", "skipMigrating", p, &v, why);
+      return reject(h, "Filter", "skipMigrating", p, &v, why);
     }
   }
   return true;
@@ -173,7 +176,7 @@ static bool vs_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
       sb_free(&ago);
       sb_free(&c);
       sb_free(&l);
-      return reject("PreEvictionFilter", "cooldown", p, &v, why);
+      return reject(h, "PreEvictionFilter", "cooldown", p, &v, why);
     }
   }
   return true;
@@ -200,14 +203,14 @@ static bool vs_admit(plugin_handle *h, const void *vargs, const pod *p) {
                "KubeVirt's migration limit: %llu migrations in flight or requested from node %s "
                "(parallelOutboundMigrationsPerNode %d)",
                (unsigned long long)from_node, p->node_name, per_node);
-      return reject("Evict", "migrationLimits", p, &v, why);
+      return reject(h, "Evict", "migrationLimits", p, &v, why);
     }
     if (total + 1 > (uint64_t)(per_cluster > 0 ? per_cluster : 0)) {
       snprintf(why, sizeof why,
                "KubeVirt's migration limit: %llu migrations in flight or requested in the "
                "cluster (parallelMigrationsPerCluster %d)",
                (unsigned long long)total, per_cluster);
-      return reject("Evict", "migrationLimits", p, &v, why);
+      return reject(h, "Evict", "migrationLimits", p, &v, why);
     }
   }
   return true;

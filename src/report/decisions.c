@@ -1,0 +1,385 @@
+/* decisions.c - the decision record and its JSON and text renderings; see decisions.h.
+ *
+ * Pods are found by pointer through an open-addressing table sized once for the model; event
+ * strings are interned (thousands of pods share a handful of reasons), so the record of a
+ * 150,000-pod cycle stays a few megabytes. */
+#include "decisions.h"
+
+#include "../util/arena.h"
+#include "../util/intern.h"
+#include "../util/xalloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct decisions {
+  const model *m;
+  arena *mem;
+  intern_table *strings;
+  dec_pod *pods; /* parallel to m->pods.items */
+  size_t npods;
+  size_t *slots; /* hash of pod pointer -> index + 1 (0 = empty) */
+  size_t nslots;
+  dec_node *nodes; /* by node index */
+};
+
+static const char *const outcome_names[DEC_NOUTCOMES] = {
+    "not-considered", "node-at-target", "rejected", "vetoed",
+    "limit",          "failed",         "requested", "evicted"};
+
+const char *dec_outcome_name(dec_outcome o) {
+  return o < DEC_NOUTCOMES ? outcome_names[o] : "unknown";
+}
+
+static size_t hash_ptr(const void *p, size_t mask) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x & mask;
+}
+
+decisions *decisions_new(const model *m) {
+  decisions *d = xcalloc(1, sizeof *d);
+  d->m = m;
+  d->mem = arena_new(64 * 1024);
+  d->strings = intern_new();
+  d->npods = m->pods.n;
+  d->pods = ARENA_NEWN(d->mem, dec_pod, d->npods ? d->npods : 1);
+  d->nslots = 16;
+  while (d->nslots < d->npods * 2)
+    d->nslots *= 2;
+  d->slots = ARENA_NEWN(d->mem, size_t, d->nslots);
+  for (size_t i = 0; i < d->npods; i++) {
+    d->pods[i].pod = m->pods.items[i];
+    size_t s = hash_ptr(m->pods.items[i], d->nslots - 1);
+    while (d->slots[s])
+      s = (s + 1) & (d->nslots - 1);
+    d->slots[s] = i + 1;
+  }
+  d->nodes = ARENA_NEWN(d->mem, dec_node, m->nodes.n ? m->nodes.n : 1);
+  return d;
+}
+
+void decisions_free(decisions *d) {
+  if (!d)
+    return;
+  intern_free(d->strings);
+  arena_free(d->mem);
+  free(d);
+}
+
+static dec_pod *find(const decisions *d, const pod *p) {
+  size_t s = hash_ptr(p, d->nslots - 1);
+  while (d->slots[s]) {
+    dec_pod *dp = &d->pods[d->slots[s] - 1];
+    if (dp->pod == p)
+      return dp;
+    s = (s + 1) & (d->nslots - 1);
+  }
+  return NULL;
+}
+
+const dec_pod *decisions_find(const decisions *d, const pod *p) { return find(d, p); }
+
+static const char *str(decisions *d, const char *s) { return intern(d->strings, s ? s : ""); }
+
+void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profile,
+                   const char *plugin, const char *by, const char *reason) {
+  dec_pod *dp = find(d, p);
+  if (!dp)
+    return;
+  profile = str(d, profile);
+  plugin = str(d, plugin);
+  by = str(d, by);
+  reason = str(d, reason);
+  dec_event *l = dp->last;
+  if (l && l->outcome == o && l->profile == profile && l->plugin == plugin && l->by == by &&
+      l->reason == reason)
+    return; /* the same filter asked again */
+  dec_event *e = ARENA_NEW(d->mem, dec_event);
+  *e = (dec_event){o, profile, plugin, by, reason, NULL};
+  if (l)
+    l->next = e;
+  else
+    dp->events = e;
+  dp->last = e;
+  dp->nevents++;
+  if (o > dp->outcome)
+    dp->outcome = o;
+}
+
+void decisions_node(decisions *d, const node *n, const char *category, const char *why,
+                    const char *thresholds) {
+  dec_node *dn = &d->nodes[n->index];
+  if (category && !dn->category)
+    dn->category = str(d, category);
+  if (why)
+    dn->why = str(d, why);
+  if (thresholds)
+    dn->thresholds = str(d, thresholds);
+}
+
+void decisions_node_in_cycle(decisions *d, const node *n) { d->nodes[n->index].in_cycle = true; }
+
+const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d->nodes[n->index]; }
+
+void decisions_finish(decisions *d) {
+  strbuf sb = {0};
+  for (size_t i = 0; i < d->npods; i++) {
+    dec_pod *dp = &d->pods[i];
+    if (dp->nevents)
+      continue;
+    const pod *p = dp->pod;
+    sb_clear(&sb);
+    if (!*p->node_name)
+      sb_append(&sb, "the pod is not bound to a node");
+    else if (!p->node)
+      sb_printf(&sb, "its node %s is not in the cluster state", p->node_name);
+    else if (!d->nodes[p->node->index].in_cycle)
+      sb_printf(&sb, "its node %s is not one of the cycle's nodes (not Ready, or outside the "
+                     "policy's nodeSelector)",
+                p->node_name);
+    else if (pod_is_terminal(p))
+      sb_printf(&sb, "the pod has finished (phase %s)", pod_phase_name(p->phase));
+    else if (d->nodes[p->node->index].category)
+      sb_printf(&sb, "no enabled plugin selected it (its node was classified %s)",
+                d->nodes[p->node->index].category);
+    else
+      sb_append(&sb, "no enabled plugin selected it");
+    decisions_pod(d, p, DEC_NOT_CONSIDERED, "", "", "", sb_str(&sb));
+  }
+  sb_free(&sb);
+}
+
+/* ---------- JSON ---------- */
+
+/* the event that decided the pod's outcome: the last one with that outcome */
+static const dec_event *deciding(const dec_pod *dp) {
+  const dec_event *best = NULL;
+  for (const dec_event *e = dp->events; e; e = e->next)
+    if (e->outcome == dp->outcome)
+      best = e;
+  return best;
+}
+
+typedef struct {
+  dec_outcome outcome;
+  const char *by, *reason;
+  const pod *pod;
+} row;
+
+static int cmp_row(const void *a, const void *b) {
+  const row *x = a, *y = b;
+  if (x->outcome != y->outcome)
+    return x->outcome > y->outcome ? -1 : 1;
+  int c = strcmp(x->by, y->by);
+  if (!c)
+    c = strcmp(x->reason, y->reason);
+  if (!c)
+    c = strcmp(x->pod->ns, y->pod->ns);
+  if (!c)
+    c = strcmp(x->pod->name, y->pod->name);
+  return c;
+}
+
+static void json_pod_ref(strbuf *out, const pod *p) {
+  char ref[512];
+  sb_append_json_str(out, pod_ref(p, ref, sizeof ref));
+}
+
+static void json_event(strbuf *out, const dec_event *e) {
+  sb_append(out, "{\"outcome\":");
+  sb_append_json_str(out, dec_outcome_name(e->outcome));
+  if (*e->profile) {
+    sb_append(out, ",\"profile\":");
+    sb_append_json_str(out, e->profile);
+  }
+  if (*e->plugin) {
+    sb_append(out, ",\"plugin\":");
+    sb_append_json_str(out, e->plugin);
+  }
+  if (*e->by) {
+    sb_append(out, ",\"by\":");
+    sb_append_json_str(out, e->by);
+  }
+  sb_append(out, ",\"reason\":");
+  sb_append_json_str(out, e->reason);
+  sb_appendc(out, '}');
+}
+
+/* Every pod's deciding event, sorted by outcome (strongest first), by, reason, pod; counts[]
+ * gets the number of pods per outcome. Caller frees the rows. */
+static row *sorted_rows(const decisions *d, size_t counts[DEC_NOUTCOMES], size_t *n) {
+  row *rows = xcalloc(d->npods ? d->npods : 1, sizeof *rows);
+  size_t k = 0;
+  memset(counts, 0, DEC_NOUTCOMES * sizeof *counts);
+  for (size_t i = 0; i < d->npods; i++) {
+    const dec_pod *dp = &d->pods[i];
+    const dec_event *e = deciding(dp);
+    counts[dp->outcome]++;
+    if (e)
+      rows[k++] = (row){dp->outcome, e->by, e->reason, dp->pod};
+  }
+  qsort(rows, k, sizeof *rows, cmp_row);
+  *n = k;
+  return rows;
+}
+
+/* end of the group of rows starting at i (same outcome, by and reason) */
+static size_t group_end(const row *rows, size_t n, size_t i) {
+  size_t j = i;
+  while (j < n && rows[j].outcome == rows[i].outcome && rows[j].by == rows[i].by &&
+         rows[j].reason == rows[i].reason)
+    j++;
+  return j;
+}
+
+void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *out) {
+  const model *m = d->m;
+  sb_append(out, "{\"nodes\":[");
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const node *n = m->nodes.items[i];
+    const dec_node *dn = &d->nodes[n->index];
+    sb_append(out, i ? ",{\"name\":" : "{\"name\":");
+    sb_append_json_str(out, n->name);
+    sb_printf(out, ",\"inCycle\":%s,\"category\":", dn->in_cycle ? "true" : "false");
+    sb_append_json_str(out, dn->category ? dn->category : "");
+    if (dn->why) {
+      sb_append(out, ",\"why\":");
+      sb_append_json_str(out, dn->why);
+    }
+    if (dn->thresholds) {
+      sb_append(out, ",\"thresholds\":");
+      sb_append_json_str(out, dn->thresholds);
+    }
+    sb_appendc(out, '}');
+  }
+  size_t counts[DEC_NOUTCOMES], nrows;
+  row *rows = sorted_rows(d, counts, &nrows);
+  sb_append(out, "],\"outcomes\":{");
+  for (size_t o = DEC_NOUTCOMES; o-- > 0;)
+    sb_printf(out, "%s\"%s\":%zu", o == DEC_NOUTCOMES - 1 ? "" : ",", outcome_names[o], counts[o]);
+  sb_append(out, "},\"reasons\":[");
+  for (size_t i = 0; i < nrows;) {
+    size_t j = group_end(rows, nrows, i);
+    sb_append(out, i ? ",{\"outcome\":" : "{\"outcome\":");
+    sb_append_json_str(out, dec_outcome_name(rows[i].outcome));
+    sb_append(out, ",\"by\":");
+    sb_append_json_str(out, rows[i].by);
+    sb_append(out, ",\"reason\":");
+    sb_append_json_str(out, rows[i].reason);
+    sb_printf(out, ",\"count\":%zu,\"examples\":[", j - i);
+    for (size_t k = i; k < j && k - i < examples; k++) {
+      if (k > i)
+        sb_appendc(out, ',');
+      json_pod_ref(out, rows[k].pod);
+    }
+    sb_append(out, "]}");
+    i = j;
+  }
+  free(rows);
+  sb_appendc(out, ']');
+  if (all_pods) {
+    sb_append(out, ",\"pods\":[");
+    for (size_t i = 0; i < d->npods; i++) {
+      const dec_pod *dp = &d->pods[i];
+      sb_append(out, i ? ",{\"pod\":" : "{\"pod\":");
+      json_pod_ref(out, dp->pod);
+      sb_append(out, ",\"node\":");
+      sb_append_json_str(out, dp->pod->node_name);
+      sb_append(out, ",\"outcome\":");
+      sb_append_json_str(out, dec_outcome_name(dp->outcome));
+      sb_append(out, ",\"events\":[");
+      for (const dec_event *e = dp->events; e; e = e->next) {
+        if (e != dp->events)
+          sb_appendc(out, ',');
+        json_event(out, e);
+      }
+      sb_append(out, "]}");
+    }
+    sb_appendc(out, ']');
+  }
+  sb_appendc(out, '}');
+}
+
+/* ---------- words ---------- */
+
+void decisions_text(const decisions *d, size_t examples, strbuf *out) {
+  size_t counts[DEC_NOUTCOMES], nrows;
+  row *rows = sorted_rows(d, counts, &nrows);
+  sb_append(out, "Decisions (pods by outcome):");
+  for (size_t o = DEC_NOUTCOMES; o-- > 0;)
+    if (counts[o])
+      sb_printf(out, " %s=%zu", outcome_names[o], counts[o]);
+  sb_appendc(out, '\n');
+  for (size_t i = 0; i < nrows;) {
+    size_t j = group_end(rows, nrows, i);
+    sb_printf(out, "  %-15s %5zu  %s%s%s\n", dec_outcome_name(rows[i].outcome), j - i,
+              rows[i].by, *rows[i].by ? ": " : "", rows[i].reason);
+    sb_append(out, "                        e.g.");
+    char ref[512];
+    for (size_t k = i; k < j && k - i < examples; k++)
+      sb_printf(out, " %s", pod_ref(rows[k].pod, ref, sizeof ref));
+    if (j - i > examples)
+      sb_printf(out, " (+%zu more)", j - i - examples);
+    sb_appendc(out, '\n');
+    i = j;
+  }
+  free(rows);
+}
+
+static const char *outcome_words(dec_outcome o) {
+  switch (o) {
+  case DEC_EVICTED:
+    return "evicted";
+  case DEC_REQUESTED:
+    return "requested in background (KubeVirt live-migrates the VM)";
+  case DEC_FAILED:
+    return "the eviction was asked for and failed";
+  case DEC_LIMIT:
+    return "stopped by an eviction limit";
+  case DEC_VETOED:
+    return "held back at the eviction";
+  case DEC_REJECTED:
+    return "not evictable";
+  case DEC_NODE_AT_TARGET:
+    return "left in place: its node reached its target";
+  default:
+    return "never considered";
+  }
+}
+
+void decisions_explain(const decisions *d, const pod *p, strbuf *out) {
+  char ref[512];
+  const dec_pod *dp = find(d, p);
+  if (!dp) {
+    sb_printf(out, "Pod %s is not in the cluster state.\n", pod_ref(p, ref, sizeof ref));
+    return;
+  }
+  sb_printf(out, "Pod %s on node %s: %s.\n", pod_ref(p, ref, sizeof ref),
+            *p->node_name ? p->node_name : "(none)", outcome_words(dp->outcome));
+  if (p->node) {
+    const dec_node *dn = &d->nodes[p->node->index];
+    sb_printf(out, "Node %s: %s", p->node_name,
+              !dn->in_cycle   ? "not one of the cycle's nodes"
+              : dn->category  ? dn->category
+                              : "not classified by any plugin");
+    if (dn->why)
+      sb_printf(out, " (%s)", dn->why);
+    sb_append(out, ".\n");
+    if (dn->thresholds)
+      sb_printf(out, "Thresholds in force: %s.\n", dn->thresholds);
+  }
+  size_t k = 0;
+  for (const dec_event *e = dp->events; e; e = e->next) {
+    sb_printf(out, "  %zu. ", ++k);
+    if (*e->profile || *e->plugin)
+      sb_printf(out, "[%s/%s] ", e->profile, e->plugin);
+    sb_append(out, dec_outcome_name(e->outcome));
+    if (*e->by)
+      sb_printf(out, " by %s", e->by);
+    sb_printf(out, ": %s\n", e->reason);
+  }
+}

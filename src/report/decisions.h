@@ -1,0 +1,98 @@
+/* decisions.h - the decision record: why each pod was evicted, and why each other one was not.
+ *
+ * Upstream's only answer to "why this pod and not that one" is its --v=4 log. This record is
+ * kept by the framework during a cycle (fw_options.decisions): plugins only report outcomes
+ * through the framework's calls (fw_evict, the evictor filters, fw_note_*), and the record holds,
+ * per pod, its final outcome and the events that led there, and per node its category and the
+ * thresholds that put it there. It is a plain data structure of the model's pods and nodes: no
+ * I/O; renderings (JSON, words, HTML) read it.
+ *
+ * Outcomes, from weakest to strongest (a pod's outcome is the strongest event it had):
+ *   not-considered  no plugin of the cycle looked at the pod (why: its node is not in the cycle,
+ *                   or it broke no rule of an enabled plugin)
+ *   node-at-target  its node reached its target while the plugin drained it
+ *   rejected        an evictor's Filter or PreEvictionFilter said no (the evictor's own texts,
+ *                   e.g. DefaultEvictor's "Pod fails the following checks")
+ *   vetoed          an evictor vetoed it at the eviction (VMSafety's migration limits)
+ *   limit           an eviction limit stopped it (upstream's limit texts)
+ *   failed          the eviction was sent and failed (the server's answer)
+ *   requested       KubeVirt turned the eviction into a live migration (a request in background)
+ *   evicted         evicted */
+#ifndef DS_REPORT_DECISIONS_H
+#define DS_REPORT_DECISIONS_H
+
+#include "../model/model.h"
+#include "../util/strbuf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+  DEC_NOT_CONSIDERED,
+  DEC_NODE_AT_TARGET,
+  DEC_REJECTED,
+  DEC_VETOED,
+  DEC_LIMIT,
+  DEC_FAILED,
+  DEC_REQUESTED,
+  DEC_EVICTED,
+} dec_outcome;
+
+#define DEC_NOUTCOMES (DEC_EVICTED + 1)
+
+const char *dec_outcome_name(dec_outcome o);
+
+typedef struct dec_event {
+  dec_outcome outcome;
+  const char *profile, *plugin; /* the profile and plugin the cycle was running ("" if none) */
+  const char *by;               /* who decided: an evictor's name, "limits", "KubeVirt", ... */
+  const char *reason;           /* in words */
+  struct dec_event *next;
+} dec_event;
+
+typedef struct {
+  const pod *pod;
+  dec_outcome outcome;
+  size_t nevents;
+  dec_event *events, *last; /* in order; repeats of the last event are not kept */
+} dec_pod;
+
+typedef struct {
+  const char *category;   /* "overutilized", ... or NULL when no plugin classified the node */
+  const char *why;        /* e.g. "memory 72.00% > 68.00%" */
+  const char *thresholds; /* the thresholds in force, e.g. "low cpu 20.00% memory 30.00%; high ..." */
+  bool in_cycle;          /* the node is one of the cycle's (ready, matches nodeSelector) */
+} dec_node;
+
+typedef struct decisions decisions;
+
+/* A record for one cycle on model m (the model must outlive it). Caller frees. */
+decisions *decisions_new(const model *m);
+void decisions_free(decisions *d);
+
+/* Adds an event for p (strings are copied). */
+void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profile,
+                   const char *plugin, const char *by, const char *reason);
+/* Node facts: the first category given is kept; why and thresholds are replaced when given. */
+void decisions_node(decisions *d, const node *n, const char *category, const char *why,
+                    const char *thresholds);
+void decisions_node_in_cycle(decisions *d, const node *n);
+/* Ends the cycle: every pod without events gets its not-considered reason. */
+void decisions_finish(decisions *d);
+
+/* The record of p (NULL if p is not in the model). Borrowed. */
+const dec_pod *decisions_find(const decisions *d, const pod *p);
+const dec_node *decisions_node_of(const decisions *d, const node *n);
+
+/* Renders the record as one JSON object: {"nodes": [...], "outcomes": {"evicted": N, ...},
+ * "reasons": [{"outcome","by","reason","count","examples":[...]}]} with at most `examples`
+ * pods named per reason (bounded at any scale), and, when all_pods is true, "pods": [...] with
+ * every pod's outcome and events. */
+void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *out);
+/* The same summary as text lines: counts per outcome, then per reason with up to `examples`
+ * pods named. */
+void decisions_text(const decisions *d, size_t examples, strbuf *out);
+/* The record of one pod in words, several lines. */
+void decisions_explain(const decisions *d, const pod *p, strbuf *out);
+
+#endif
