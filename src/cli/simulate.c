@@ -12,18 +12,20 @@
 #include "../plugins/registry.h"
 #include "../policy/policy.h"
 #include "../report/decisions.h"
+#include "../report/html.h"
 #include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 #include "cli.h"
 #include "flags.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 typedef struct {
-  const char *policy, *snapshot, *gates, *now, *output, *logging_format;
+  const char *policy, *snapshot, *gates, *now, *output, *logging_format, *report;
   long long v, examples;
 } sim_opts;
 
@@ -176,6 +178,40 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
   sb_free(&sb);
 }
 
+/* --report: the HTML page, written whole (to a temporary name, then renamed) */
+static int write_report(const sim_opts *o, const model *m, const fw_result *res,
+                        const decisions *dec, double (*before)[3], bool (*has)[3]) {
+  size_t nn = m->nodes.n ? m->nodes.n : 1;
+  double (*after)[3] = calloc(nn, sizeof *after);
+  bool (*has_after)[3] = calloc(nn, sizeof *has_after);
+  if (!after || !has_after)
+    abort();
+  for (size_t i = 0; i < m->nodes.n; i++)
+    node_pcts(m->nodes.items[i], after[i], has_after[i]);
+  strbuf title = {0}, html = {0}, tmp = {0};
+  sb_printf(&title, "Snapshot %s, policy %s", o->snapshot, o->policy);
+  html_input in = {sb_str(&title), m, res, dec, before, after, has, 20000};
+  report_html(&in, &html);
+  sb_printf(&tmp, "%s.tmp", o->report);
+  int rc = 0;
+  FILE *f = fopen(sb_str(&tmp), "w");
+  bool written = f && fwrite(sb_str(&html), 1, html.len, f) == html.len;
+  if (f && fclose(f) != 0)
+    written = false;
+  if (!written || rename(sb_str(&tmp), o->report) != 0) {
+    fprintf(stderr, "descheduler simulate: --report: cannot write \"%s\": %s\n", o->report,
+            strerror(errno));
+    remove(sb_str(&tmp));
+    rc = -1;
+  }
+  sb_free(&title);
+  sb_free(&html);
+  sb_free(&tmp);
+  free(after);
+  free(has_after);
+  return rc;
+}
+
 static void sim_usage(FILE *out, const flag_def *defs) {
   fprintf(out, "Usage: descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n\n"
                "Runs one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
@@ -185,7 +221,7 @@ static void sim_usage(FILE *out, const flag_def *defs) {
 }
 
 int cmd_simulate(int argc, char **argv) {
-  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", 0, 3};
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
@@ -195,6 +231,7 @@ int cmd_simulate(int argc, char **argv) {
       {"v", "v", FLAG_INT, &o.v, "log verbosity (klog levels; logs go to stderr)", "0"},
       {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", "text"},
       {"decision-examples", NULL, FLAG_INT, &o.examples, "pods named per reason in the decision summary", "3"},
+      {"report", NULL, FLAG_STRING, &o.report, "also write the plan as a self-contained HTML page to this file", NULL},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -283,6 +320,8 @@ int cmd_simulate(int argc, char **argv) {
       print_json(m, &res, before, has, dec, (size_t)o.examples);
     else
       print_text(m, &res, before, has, &o, dec);
+    if (o.report && write_report(&o, m, &res, dec, before, has) < 0)
+      status = EXIT_CONFIG;
   }
   fw_result_free(&res);
   decisions_free(dec);

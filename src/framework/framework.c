@@ -391,6 +391,12 @@ void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const ch
     decisions_node(h->cy->rec, n, NULL, why, thresholds);
 }
 
+void fw_note_node_threshold(plugin_handle *h, const node *n, const char *resource, double low,
+                            double high) {
+  if (h->cy->rec)
+    decisions_node_threshold(h->cy->rec, n, resource, low, high);
+}
+
 void fw_note_node_at_target(plugin_handle *h, const pod *p) {
   note(h, p, DEC_NODE_AT_TARGET, h->plugin, "its node reached the plugin's target before this pod's turn");
 }

@@ -161,6 +161,10 @@ void fw_note_category(plugin_handle *h, const node *n, const char *category);
 /* For the decision record: why n got its category ("memory 72.00% > 68.00%") and the
  * thresholds in force. Either may be NULL. */
 void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds);
+/* For the decision record and the report's bars: the low and high percentages of one resource
+ * in force for n. */
+void fw_note_node_threshold(plugin_handle *h, const node *n, const char *resource, double low,
+                            double high);
 /* For the decision record: p stays because its node reached its target while being drained. */
 void fw_note_node_at_target(plugin_handle *h, const pod *p);
 /* For the decision record: p stays because a limit of the plugin's own (e.g. LowNodeUtilization's

@@ -123,6 +123,17 @@ void decisions_node(decisions *d, const node *n, const char *category, const cha
 
 void decisions_node_in_cycle(decisions *d, const node *n) { d->nodes[n->index].in_cycle = true; }
 
+void decisions_node_threshold(decisions *d, const node *n, const char *resource, double low,
+                              double high) {
+  dec_node *dn = &d->nodes[n->index];
+  resource = str(d, resource);
+  for (size_t i = 0; i < dn->nthresholds; i++)
+    if (dn->thresholds_by_resource[i].resource == resource)
+      return;
+  if (dn->nthresholds < DEC_MAX_THRESHOLDS)
+    dn->thresholds_by_resource[dn->nthresholds++] = (dec_threshold){resource, low, high};
+}
+
 const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d->nodes[n->index]; }
 
 void decisions_finish(decisions *d) {

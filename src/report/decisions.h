@@ -57,11 +57,20 @@ typedef struct {
   dec_event *events, *last; /* in order; repeats of the last event are not kept */
 } dec_pod;
 
+#define DEC_MAX_THRESHOLDS 8
+
+typedef struct {
+  const char *resource; /* "cpu", "memory", "pods", "MetricResource", ... */
+  double low, high;     /* percentages in force for this node */
+} dec_threshold;
+
 typedef struct {
   const char *category;   /* "overutilized", ... or NULL when no plugin classified the node */
   const char *why;        /* e.g. "memory 72.00% > 68.00%" */
   const char *thresholds; /* the thresholds in force, e.g. "low cpu 20.00% memory 30.00%; high ..." */
   bool in_cycle;          /* the node is one of the cycle's (ready, matches nodeSelector) */
+  size_t nthresholds;
+  dec_threshold thresholds_by_resource[DEC_MAX_THRESHOLDS];
 } dec_node;
 
 typedef struct decisions decisions;
@@ -77,6 +86,9 @@ void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profil
 void decisions_node(decisions *d, const node *n, const char *category, const char *why,
                     const char *thresholds);
 void decisions_node_in_cycle(decisions *d, const node *n);
+/* The numeric thresholds of one resource for n (the first plugin to give them wins). */
+void decisions_node_threshold(decisions *d, const node *n, const char *resource, double low,
+                              double high);
 /* Ends the cycle: every pod without events gets its not-considered reason. */
 void decisions_finish(decisions *d);
 
