@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simtest import SimProcess, kubectl_path  # noqa: E402
+from simtest import KubectlCase, kubectl_path  # noqa: E402
 from test_rest import PODS, new_pod  # noqa: E402
 
 DEPLOY = """apiVersion: apps/v1
@@ -114,22 +114,7 @@ spec:
 """
 
 
-class Kubectl(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        kubectl_path()  # fail early and clearly when kubectl is missing
-
-    def setUp(self):
-        self.sim = SimProcess()
-
-    def tearDown(self):
-        log = self.sim.log()
-        self.assertEqual(self.sim.stop(), 0)
-        self.assertNotIn("internal error", log)
-
-    def k(self, *args, **kw):
-        return self.sim.kubectl(*args, **kw)
-
+class Kubectl(KubectlCase):
     def test_version_reaches_the_server(self):
         out = self.k("version", "-o", "json").stdout
         self.assertEqual(json.loads(out)["serverVersion"]["gitVersion"], "v1.30.0-apisim")

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "apisim"))
 
-from simtest import SimProcess, kubectl_path  # noqa: E402,F401
+from simtest import KubectlCase, SimProcess, kubectl_path  # noqa: E402,F401
 
 import yaml  # noqa: E402  python3-yaml, a dependency of python3-kubernetes (scripts/deps.sh test)
 

@@ -35,18 +35,7 @@ def read(path):
         return f.read()
 
 
-class Manifests(unittest.TestCase):
-    def setUp(self):
-        self.sim = dl.SimProcess()
-
-    def tearDown(self):
-        log = self.sim.log()
-        self.assertEqual(self.sim.stop(), 0)
-        self.assertNotIn("internal error", log)
-
-    def k(self, *args, **kw):
-        return self.sim.kubectl(*args, **kw)
-
+class Manifests(dl.KubectlCase):
     def get(self, path):
         return self.sim.obj(path)
 
