@@ -63,13 +63,17 @@ def pod_template(workload):
 
 
 def workload_command(objects, workload, policy_dir):
-    """(argv, service account (ns, name)) the workload's descheduler container runs.
+    """(argv, service account (ns, name)) the workload's container runs (the one named
+    descheduler if there are several).
 
     The ConfigMap volumes are written under policy_dir and their mount paths rewritten there."""
     tmpl = pod_template(workload)
     spec = tmpl["spec"]
     ns = workload["metadata"]["namespace"]
-    (container,) = [c for c in spec["containers"] if c["name"] == "descheduler"]
+    containers = spec["containers"]
+    if len(containers) > 1:
+        containers = [c for c in containers if c["name"] == "descheduler"]
+    (container,) = containers
     mounts = {}
     for vol in spec.get("volumes") or []:
         if "configMap" not in vol:
