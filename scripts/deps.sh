@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, from Debian's packages, only when missing.
 # Usage: scripts/deps.sh [build|test]   (test = build + the programs the tests run)
+# buildah and ca-certificates: tests/cli/t0300-image.sh builds the container image
+# (scripts/build-image.sh) without a daemon or registry.
 #
 # kubectl: the tests run Debian's kubectl (package kubernetes-client). Some machines carry
 # another /usr/bin/kubectl (e.g. Google Cloud SDK's) that conflicts with the package, so the
@@ -11,7 +13,8 @@ what=${1:-build}
 
 build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
             libmicrohttpd-dev libssl-dev libcmocka-dev)
-test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes clang libclang-rt-14-dev chromium)
+test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes python3-yaml clang libclang-rt-14-dev
+           buildah ca-certificates chromium)
 
 pkgs=("${build_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")

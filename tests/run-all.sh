@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test suite in turn and prints one summary line per suite.
 # Suites: unit (cmocka), unit under ASan+UBSan, a libFuzzer smoke run of every parser,
-# upstream conformance vectors, CLI scripts (the live ones against the API simulator), the
-# API simulator's own tests. Exit status: 0 only when every suite passes.
+# upstream conformance vectors, CLI scripts (the live ones against the API simulator, the
+# container image), the API simulator's own tests, the install manifests (deploy/) and their
+# RBAC against the requests the binary makes. Exit status: 0 only when every suite passes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -61,6 +62,8 @@ if [ -x ../shared/conformance/run ]; then
 fi
 suite "CLI" cli
 suite "API simulator" python3 -m unittest discover -s tests/apisim -p 'test_*.py'
+suite "install manifests and RBAC" env DESCHEDULER="$here/build/descheduler" \
+  python3 -m unittest discover -s tests/deploy -p 'test_*.py'
 
 echo
 printf '%s\n' "${summary[@]}"

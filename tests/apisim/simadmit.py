@@ -7,7 +7,8 @@ does, and, standing in for a kubelet, a pod created already bound to a node
 starts `Running` and Ready; resources with a status subresource drop a
 client-supplied status on create; a CRD is validated (the simulator registers
 its resource once it is stored); PDBs reject minAvailable together with
-maxUnavailable.
+maxUnavailable; a Service gets its defaults and a cluster IP from 10.96.0.0/16;
+(Cluster)RoleBindings need a roleRef that never changes.
 """
 
 from simutil import ApiError, invalid, rfc3339, bytes_of, milli
@@ -100,6 +101,48 @@ class Admission:
             obj["status"] = {"phase": "Active"}
         labels = obj["metadata"].setdefault("labels", {})
         labels.setdefault("kubernetes.io/metadata.name", obj["metadata"]["name"])
+
+    def _service(self, res, obj, old):
+        spec = obj.setdefault("spec", {})
+        if not isinstance(spec, dict):
+            raise invalid(res, "Service", obj["metadata"]["name"], "spec", "must be an object")
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        for p in spec.get("ports") or []:
+            if isinstance(p, dict):
+                p.setdefault("protocol", "TCP")
+                p.setdefault("targetPort", p.get("port"))
+        if old is not None:  # the allocated address is immutable
+            spec["clusterIP"] = (old.get("spec") or {}).get("clusterIP", spec.get("clusterIP"))
+        elif spec.get("clusterIP") != "None":
+            spec["clusterIP"] = self._next_cluster_ip(res)
+        if spec["clusterIP"] and spec["clusterIP"] != "None":
+            spec["clusterIPs"] = [spec["clusterIP"]]
+
+    def _next_cluster_ip(self, res):
+        """The next free address of the service range 10.96.0.0/16 (10.96.0.1 is `kubernetes`)."""
+        used = {(e.obj().get("spec") or {}).get("clusterIP") for e in self.store.entries(res)}
+        for n in range(10, 65535):
+            ip = "10.96.%d.%d" % (n // 256, n % 256)
+            if n % 256 and ip not in used:
+                return ip
+        raise ApiError(500, "InternalError", "Internal error occurred: failed to allocate a serviceIP: "
+                                             "range is full")
+
+    def _rolebinding(self, res, obj, old):
+        ref = obj.get("roleRef")
+        kind = res.kind + ".rbac.authorization.k8s.io"
+        name = obj["metadata"]["name"]
+        if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
+            raise invalid(res, kind, name, "roleRef", "", "Required value")
+        allowed = ("ClusterRole",) if res.kind == "ClusterRoleBinding" else ("Role", "ClusterRole")
+        if ref["kind"] not in allowed:
+            raise invalid(res, kind, name, "roleRef.kind", '"%s": supported values: %s'
+                          % (ref["kind"], ", ".join('"%s"' % a for a in allowed)), "Unsupported value")
+        if old is not None and old.get("roleRef") != ref:
+            raise invalid(res, kind, name, "roleRef", "cannot change roleRef")
+
+    _clusterrolebinding = _rolebinding
 
     def _poddisruptionbudget(self, res, obj, old):
         spec = obj.get("spec") or {}

@@ -175,7 +175,7 @@ def json_patch(doc, ops):
 # list field name -> merge key ("" = merge as a set of primitives); absent = atomic replace
 MERGE_KEYS = {
     "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "env": "name", "ports": "containerPort", "volumes": "name", "volumeMounts": "mountPath",
+    "env": "name", "ports": ("containerPort", "port"), "volumes": "name", "volumeMounts": "mountPath",
     "volumeDevices": "devicePath", "conditions": "type", "ownerReferences": "uid",
     "imagePullSecrets": "name", "hostAliases": "ip", "topologySpreadConstraints": "topologyKey",
     "containerStatuses": "name", "initContainerStatuses": "name", "resourceClaims": "name",
@@ -227,6 +227,9 @@ def _smp_map(orig, patch):
 
 def _smp_list(field, orig, patch):
     key = MERGE_KEYS.get(field, None)
+    if isinstance(key, tuple):  # one field name, several kinds: a container's ports, a Service's ports
+        elems = [e for e in list(patch) + list(orig or []) if isinstance(e, dict)]
+        key = next((k for k in key if any(k in e for e in elems)), key[0])
     if field not in MERGE_KEYS or key is None:
         return [copy.deepcopy(e) for e in patch if not (isinstance(e, dict) and e.get("$patch"))]
     orig = list(orig) if isinstance(orig, list) else []

@@ -174,6 +174,17 @@ def _lease_holder(o):
     return (o.get("spec") or {}).get("holderIdentity", "")
 
 
+def _service_ports(o):
+    ports = (o.get("spec") or {}).get("ports") or []
+    return ",".join("%s/%s" % (p.get("port", ""), p.get("protocol", "TCP")) for p in ports
+                    if isinstance(p, dict)) or "<none>"
+
+
+def _binding_role(o):
+    ref = o.get("roleRef") or {}
+    return "%s/%s" % (ref.get("kind", ""), ref.get("name", ""))
+
+
 def _event_last_seen(o):
     t = parse_time(o.get("lastTimestamp") or o.get("eventTime") or
                    o.get("metadata", {}).get("creationTimestamp"))
@@ -227,6 +238,19 @@ COLUMNS = {
                       col("Global-Default", lambda o: bool(o.get("globalDefault", False)), typ="boolean"),
                       AGE_COL],
     "Lease": [NAME_COL, col("Holder", _lease_holder), AGE_COL],
+    "ServiceAccount": [NAME_COL, col("Secrets", lambda o: len(o.get("secrets") or []), typ="integer"), AGE_COL],
+    "Service": [NAME_COL, col("Type", lambda o: (o.get("spec") or {}).get("type", "ClusterIP")),
+                col("Cluster-IP", lambda o: (o.get("spec") or {}).get("clusterIP") or "<none>"),
+                col("External-IP", lambda o: ",".join((o.get("spec") or {}).get("externalIPs") or []) or "<none>"),
+                col("Port(s)", _service_ports), AGE_COL,
+                col("Selector", lambda o: ",".join("%s=%s" % kv for kv in sorted(
+                    ((o.get("spec") or {}).get("selector") or {}).items())) or "<none>", priority=1)],
+    "ClusterRole": [NAME_COL, col("Created At", lambda o: o.get("metadata", {}).get("creationTimestamp", ""),
+                                  typ="date")],
+    "Role": [NAME_COL, col("Created At", lambda o: o.get("metadata", {}).get("creationTimestamp", ""),
+                           typ="date")],
+    "ClusterRoleBinding": [NAME_COL, col("Role", _binding_role), AGE_COL],
+    "RoleBinding": [NAME_COL, col("Role", _binding_role), AGE_COL],
     "Job": [NAME_COL, col("Completions", lambda o: "%d/%d" % ((o.get("status") or {}).get("succeeded", 0) or 0,
                                                                (o.get("spec") or {}).get("completions", 1) or 1)),
             AGE_COL],
@@ -284,6 +308,8 @@ def _builtin():
         R("", "v1", "events", "Event", True, ["ev"], fields=EVENT_FIELDS, generation=False),
         R("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ["pvc"], status=True,
           generation=False),
+        R("", "v1", "serviceaccounts", "ServiceAccount", True, ["sa"], generation=False),
+        R("", "v1", "services", "Service", True, ["svc"], status=True, categories=["all"], generation=False),
         R("apps", "v1", "deployments", "Deployment", True, ["deploy"], status=True, categories=["all"]),
         R("apps", "v1", "replicasets", "ReplicaSet", True, ["rs"], status=True, categories=["all"],
           fields=["status.replicas"]),
@@ -295,6 +321,12 @@ def _builtin():
         R("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"], status=True),
         R("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"], generation=False),
         R("coordination.k8s.io", "v1", "leases", "Lease", True, [], generation=False),
+        # RBAC objects are stored only: the simulator authenticates but does not authorize
+        R("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, [], generation=False),
+        R("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, [],
+          generation=False),
+        R("rbac.authorization.k8s.io", "v1", "roles", "Role", True, [], generation=False),
+        R("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, [], generation=False),
         R("events.k8s.io", "v1", "events", "Event", True, ["ev"], storage="events", view="events.k8s.io",
           fields=EVENT_FIELDS, generation=False),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -198,3 +199,20 @@ class SimProcess:
         if check and p.returncode != 0:
             raise AssertionError("kubectl %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
         return p
+
+
+class KubectlCase(unittest.TestCase):
+    """A test with its own simulator per test method, driven through kubectl (`self.k`); the
+    simulator must stop cleanly and log no internal error."""
+
+    def setUp(self):
+        kubectl_path()  # fail early and clearly when kubectl is missing
+        self.sim = SimProcess()
+
+    def tearDown(self):
+        log = self.sim.log()
+        self.assertEqual(self.sim.stop(), 0)
+        self.assertNotIn("internal error", log)
+
+    def k(self, *args, **kw):
+        return self.sim.kubectl(*args, **kw)

@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simtest import SimProcess, kubectl_path  # noqa: E402
+from simtest import KubectlCase, kubectl_path  # noqa: E402
 from test_rest import PODS, new_pod  # noqa: E402
 
 DEPLOY = """apiVersion: apps/v1
@@ -49,22 +49,72 @@ data:
 """
 
 
-class Kubectl(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        kubectl_path()  # fail early and clearly when kubectl is missing
+INSTALL = """apiVersion: v1
+kind: ServiceAccount
+metadata: {name: app, namespace: shop}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: app}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: app}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: app}
+subjects:
+- {kind: ServiceAccount, name: app, namespace: shop}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: app, namespace: shop}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: app, namespace: shop}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: app
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: shop}
+spec:
+  selector: {app: app}
+  ports:
+  - {name: https, port: %d, targetPort: https}
+"""
 
-    def setUp(self):
-        self.sim = SimProcess()
+SERVICEMONITOR_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
 
-    def tearDown(self):
-        log = self.sim.log()
-        self.assertEqual(self.sim.stop(), 0)
-        self.assertNotIn("internal error", log)
+SERVICEMONITOR = """apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: app, namespace: shop}
+spec:
+  selector: {matchLabels: {app: app}}
+  endpoints:
+  - {port: https, scheme: https}
+"""
 
-    def k(self, *args, **kw):
-        return self.sim.kubectl(*args, **kw)
 
+class Kubectl(KubectlCase):
     def test_version_reaches_the_server(self):
         out = self.k("version", "-o", "json").stdout
         self.assertEqual(json.loads(out)["serverVersion"]["gitVersion"], "v1.30.0-apisim")
@@ -127,6 +177,49 @@ class Kubectl(unittest.TestCase):
         self.assertEqual(self.sim.obj("/api/v1/namespaces/shop/configmaps/hello-config")["data"], {"mode": "b"})
         out = self.k("apply", "-f", "-", input=DEPLOY % ("1.26", "b")).stdout
         self.assertIn("deployment.apps/hello unchanged", out)
+
+    def test_install_kinds_apply_and_print(self):
+        """What an install applies: a ServiceAccount, RBAC objects, a Service, then a CRD's kind."""
+        out = self.k("apply", "-f", "-", input=INSTALL % 8443).stdout
+        for line in ("serviceaccount/app created", "clusterrole.rbac.authorization.k8s.io/app created",
+                     "clusterrolebinding.rbac.authorization.k8s.io/app created",
+                     "role.rbac.authorization.k8s.io/app created", "rolebinding.rbac.authorization.k8s.io/app created",
+                     "service/app created"):
+            self.assertIn(line, out)
+        svc = self.sim.obj("/api/v1/namespaces/shop/services/app")
+        self.assertEqual((svc["spec"]["type"], svc["spec"]["ports"][0]["protocol"],
+                          svc["spec"]["ports"][0]["targetPort"]), ("ClusterIP", "TCP", "https"))
+        self.assertTrue(svc["spec"]["clusterIP"].startswith("10.96."), svc["spec"])
+        crb = self.sim.obj("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/app")
+        self.assertEqual(crb["subjects"][0], {"kind": "ServiceAccount", "name": "app", "namespace": "shop"})
+        # a second apply changing the Service port is a strategic merge on `ports` keyed by `port`
+        out = self.k("apply", "-f", "-", input=INSTALL % 9443).stdout
+        self.assertIn("service/app configured", out)
+        svc2 = self.sim.obj("/api/v1/namespaces/shop/services/app")
+        self.assertEqual([p["port"] for p in svc2["spec"]["ports"]], [9443])
+        self.assertEqual(svc2["spec"]["clusterIP"], svc["spec"]["clusterIP"])
+        self.assertIn("role.rbac.authorization.k8s.io/app unchanged", out)
+        lines = self.k("get", "svc", "-n", "shop").stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"])
+        self.assertIn("9443/TCP", lines[1])
+        self.assertIn("ClusterRole/app", self.k("get", "clusterrolebinding", "app").stdout)
+        self.assertIn("app", self.k("get", "sa", "-n", "shop").stdout)
+        # a binding's roleRef never changes; a missing one is refused
+        r = self.k("apply", "-f", "-", input=INSTALL.replace("name: app\n---\napiVersion: v1\nkind: Service",
+                                                                "name: other\n---\napiVersion: v1\nkind: Service")
+                   % 9443, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("cannot change roleRef", r.stderr)
+        code, _, body = self.sim.request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings",
+                                         {"metadata": {"name": "bad"}, "subjects": []})
+        self.assertEqual((code, body["reason"]), (422, "Invalid"))
+        self.assertIn("roleRef", body["message"])
+        # an operator's CRD (ServiceMonitor) installed first makes its kind appliable
+        self.k("apply", "-f", "-", input=SERVICEMONITOR_CRD)
+        out = self.k("apply", "-f", "-", input=SERVICEMONITOR).stdout
+        self.assertIn("servicemonitor.monitoring.coreos.com/app created", out)
+        sm = self.sim.obj("/apis/monitoring.coreos.com/v1/namespaces/shop/servicemonitors/app")
+        self.assertEqual(sm["spec"]["endpoints"][0]["scheme"], "https")
 
     def test_watch_prints_events(self):
         proc = subprocess.Popen([kubectl_path(), "--kubeconfig", self.sim.kubeconfig, "--cache-dir",

@@ -1,0 +1,271 @@
+"""The RBAC of deploy/ against the requests the binary really makes.
+
+Each entry of RUNS renders a manifest directory with kubectl's kustomize, takes the command
+line of one workload from it (deploy/deploylib.py), runs that against the API simulator
+through a scenario, and records every request the binary made (`GET /_sim/requests`). Then
+tests/deploy/rbaccheck.py decides, as kube-apiserver's RBAC authorizer would, whether the
+roles bound to the workload's ServiceAccount allow each request, and whether each grant of
+those roles was needed by at least one run that renders it. The test fails on either.
+
+A new kind of run (a `check`, `verify`, `pause` or soft-taint subcommand with its own role)
+is one more Run: its manifest directory, the workload (or explicit argv) and a scenario
+function that drives it and asserts it did what it is for.
+"""
+
+import copy
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import deploylib as dl  # noqa: E402
+import rbaccheck  # noqa: E402
+
+
+class Run:
+    """One way the binary runs in a cluster.
+
+    manifests  directory under deploy/ that kubectl kustomize renders
+    workload   "Kind/name" whose container gives the command line and ServiceAccount, or None
+               with argv (["descheduler", subcommand, flags...]) and subject ("namespace/sa")
+    scenario   function(ctx) driving the run; it must assert the run did its job
+    snapshot   cluster the simulator starts with
+    policy     a file replacing the rendered ConfigMap's policy.yaml, or None
+    flags      {flag: value} set on the command line (timing only: intervals, lease periods)
+    drop       flags removed from the command line
+    """
+
+    def __init__(self, name, manifests, workload, scenario, snapshot=dl.APISIM_CLUSTER, policy=None,
+                 flags=None, drop=(), argv=None, subject=None):
+        self.name, self.manifests, self.workload, self.scenario = name, manifests, workload, scenario
+        self.snapshot, self.policy, self.flags, self.drop = snapshot, policy, flags or {}, drop
+        self.argv, self.subject = argv, subject
+        if (workload is None) != (argv is not None and subject is not None):
+            raise ValueError("run %s: give a workload, or argv and subject" % name)
+
+
+class Context:
+    def __init__(self, test, run, sim, argv, tmp):
+        self.test, self.run, self.sim, self.argv, self.tmp = test, run, sim, argv, tmp
+        self.recorder = dl.Recorder(sim)
+        self.processes = []
+
+    def once(self, argv=None):
+        """One run to completion; returns its stderr (exit 0 asserted)."""
+        self.recorder.start()
+        code, err = dl.run_once(argv or self.argv)
+        self.recorder.stop()
+        self.test.assertEqual(code, 0, err[-3000:])
+        return err
+
+    def background(self, label, argv=None):
+        p = dl.Process(argv or self.argv, self.tmp, label)
+        self.processes.append(p)
+        return p
+
+
+# ---- scenarios ---------------------------------------------------------------------------
+
+def one_shot(ctx):
+    """The CronJob's command line as rendered: one cycle, exit 0."""
+    err = ctx.once()
+    ctx.test.assertIn('"Number of evictions/requests"', err)
+
+
+def kubevirt_background(ctx):
+    """The seed scenario: one live migration requested in background, the next run rebuilds its
+    cache from the launcher's annotation, the migration completes, a third run runs clean."""
+    err = ctx.once()
+    ctx.test.assertIn('"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"', err)
+    err = ctx.once()
+    ctx.test.assertIn('"Eviction in background already requested (ignoring)"', err)
+    ctx.sim.control("POST", "migrations/advance", {"seconds": 700})
+    vmi = ctx.sim.obj("/apis/kubevirt.io/v1/namespaces/vms/virtualmachineinstances/vm-alpha")
+    ctx.test.assertEqual(vmi["status"]["nodeName"], "worker-b")
+    err = ctx.once()
+    ctx.test.assertNotIn("Eviction in background already requested", err)
+
+
+def loop_cycles(ctx):
+    """The Deployment's loop without leader election, several cycles; a node tainted NoSchedule
+    makes the default-safe policy evict one `api` pod (201) and meet the `web` PDB (429)."""
+    ctx.sim.request("PATCH", "/api/v1/nodes/worker-2",
+                    {"spec": {"taints": [{"key": "maintenance", "value": "x", "effect": "NoSchedule"}]}},
+                    content_type="application/merge-patch+json")
+    ctx.recorder.start()
+    p = ctx.background("loop")
+    p.wait_log('"Number of evictions/requests"', count=3)
+    code = p.stop()
+    ctx.recorder.stop()
+    log = p.log()
+    ctx.test.assertEqual(code, 0, log[-3000:])
+    ctx.test.assertIn('"Evicted pod" pod="shop/api-', log)
+    ctx.test.assertIn('plugin="RemovePodsViolatingNodeTaints"', log)
+
+
+def leader_handover(ctx):
+    """Two replicas with the Deployment's leader-election flags: the first leads and runs cycles,
+    the second waits; the first stops (releasing the Lease) and the second takes over."""
+    ctx.recorder.start()
+    a = ctx.background("replica-a")
+    a.wait_log("Successfully acquired lease")
+    a.wait_log('"Number of evictions/requests"')
+    b = ctx.background("replica-b")
+    b.wait_log("Attempting to acquire leader lease")
+    lease = "/apis/coordination.k8s.io/v1/namespaces/descheduler/leases/descheduler"
+    ctx.sim.wait_for(lambda: ctx.sim.obj(lease)["spec"]["holderIdentity"] != "", what="a holder")
+    ctx.test.assertEqual(a.stop(), 0, a.log()[-3000:])
+    b.wait_log("Successfully acquired lease")
+    b.wait_log('"Number of evictions/requests"')
+    ctx.test.assertEqual(b.stop(), 0, b.log()[-3000:])
+    ctx.recorder.stop()
+    ctx.test.assertNotIn('"Number of evictions/requests"', b.log().split("Successfully acquired lease")[0])
+
+
+LEASE_TIMING = {"--descheduling-interval": "1s", "--leader-elect-lease-duration": "2s",
+                "--leader-elect-renew-deadline": "1500ms", "--leader-elect-retry-period": "200ms"}
+
+RUNS = [
+    Run("one-shot", "cronjob", "CronJob/descheduler", one_shot),
+    Run("kubevirt", "cronjob", "CronJob/descheduler", kubevirt_background, snapshot=dl.EXAMPLE_CLUSTER),
+    Run("loop", "deployment", "Deployment/descheduler", loop_cycles,
+        policy=os.path.join(dl.DEPLOY, "policies", "default-safe.yaml"),
+        flags={"--descheduling-interval": "1s"}, drop=("--leader-elect",)),
+    Run("leader-election", "deployment", "Deployment/descheduler", leader_handover, flags=LEASE_TIMING),
+]
+
+
+# ---- the comparison ----------------------------------------------------------------------
+
+def execute(test, run, tmp):
+    """Runs one entry; returns (run, rendered objects, service account, recorded counts)."""
+    objects = dl.render(os.path.join(dl.DEPLOY, run.manifests))
+    tmp = tempfile.mkdtemp(prefix=run.name + "-", dir=tmp)
+    if run.workload:
+        kind, name = run.workload.split("/")
+        argv, sa = dl.workload_command(objects, dl.find(objects, kind, name), tmp)
+    else:
+        argv, sa = [dl.binary()] + list(run.argv[1:]), tuple(run.subject.split("/"))
+    if run.policy:
+        argv = [a.split("=", 1)[0] + "=" + run.policy if a.startswith("--policy-config-file=") else a for a in argv]
+    argv = dl.set_flags(argv, drop=run.drop, values=run.flags)
+    with dl.SimProcess(snapshot=run.snapshot, args=["--migration-seconds", "600"]) as sim:
+        # installed as a user would (the ServiceMonitor kind needs the Prometheus Operator's CRD)
+        sim.kubectl("apply", "-f", dl.SERVICEMONITOR_CRD)
+        sim.kubectl("apply", "-k", os.path.join(dl.DEPLOY, run.manifests))
+        argv += ["--kubeconfig=" + sim.kubeconfig, "--secure-port=0"]
+        ctx = Context(test, run, sim, argv, tmp)
+        try:
+            run.scenario(ctx)
+        finally:
+            for p in ctx.processes:
+                p.kill()
+        test.assertNotIn("internal error", sim.log())
+    return run, objects, sa, ctx.recorder.counts
+
+
+class RbacMatchesRequests(unittest.TestCase):
+    """Runs every entry once, then compares each manifest directory's roles with its runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="deploy-rbac-")
+        checker = unittest.TestCase()  # assertions inside the scenarios
+        try:
+            cls.results = {run.name: execute(checker, run, cls.tmp) for run in RUNS}
+        except BaseException:
+            shutil.rmtree(cls.tmp, ignore_errors=True)  # tearDownClass does not run after a failed setUpClass
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check(self, edits=None):
+        """rbaccheck.compare over every manifest directory a run uses, after edits[dir](objects)."""
+        installs = {}
+        for manifests in sorted({r.manifests for r in RUNS}):
+            mine = [r for r in self.results.values() if r[0].manifests == manifests]
+            objects = copy.deepcopy(mine[0][1])
+            (edits or {}).get(manifests, lambda o: None)(objects)
+            rules = rbaccheck.subject_rules(objects, *mine[0][2])
+            installs[manifests] = (rules, {r[0].name: r[3] for r in mine})
+        return rbaccheck.compare(installs)
+
+    def test_every_run_did_work(self):
+        self.assertEqual(sorted(self.results), sorted(r.name for r in RUNS))
+        for name, (_, _, _, counts) in self.results.items():
+            self.assertTrue(any(k.startswith("list ") for k in counts), (name, counts))
+
+    def test_roles_are_exactly_what_the_runs_need(self):
+        report = self.check()
+        self.assertEqual(report.refused, [], "requests the roles in deploy/ would refuse")
+        self.assertEqual(report.unused, [], "grants in deploy/ that no run used")
+
+    def test_what_the_runs_exercised(self):
+        """The requests that justify the less obvious rules really happen."""
+        allkeys = {k for r in self.results.values() for k in r[3]}
+        self.assertTrue(any(k.startswith("create /api/v1/namespaces/") and k.endswith("/eviction") for k in allkeys))
+        self.assertIn("get /apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical",
+                      self.results["loop"][3])
+        leases = {k for k in self.results["leader-election"][3] if "/leases" in k}
+        self.assertEqual({k.split()[0] for k in leases}, {"get", "create", "update"}, leases)
+        self.assertTrue(any(k.startswith("create /apis/events.k8s.io/v1/namespaces/") for k in allkeys))
+        self.assertIn("list /apis/kubevirt.io/v1/virtualmachineinstances", self.results["kubevirt"][3])
+        self.assertTrue(any(k.startswith("create /api/v1/namespaces/vms/pods/virt-launcher-")
+                            for k in self.results["kubevirt"][3]))
+
+    # -- the check itself fails on a wrong role (the real recorded requests, altered roles) --
+
+    def test_too_narrow_a_role_is_caught(self):
+        def no_eviction(objects):
+            role = dl.find(objects, "ClusterRole", "descheduler")
+            role["rules"] = [r for r in role["rules"] if "pods/eviction" not in r["resources"]]
+        report = self.check({"cronjob": no_eviction})
+        self.assertTrue(report.refused)
+        self.assertTrue(all(k.startswith("create /api/v1/namespaces/") and k.endswith("/eviction")
+                            for _, k in report.refused), report.refused)
+        self.assertEqual(report.unused, [])
+
+        def wrong_lease_name(objects):
+            role = dl.find(objects, "Role", "descheduler-leader-election")
+            role["rules"][1]["resourceNames"] = ["descheduler-other"]
+        report = self.check({"deployment": wrong_lease_name})
+        self.assertIn(("leader-election", "get /apis/coordination.k8s.io/v1/namespaces/descheduler/leases/descheduler"),
+                      report.refused)
+        self.assertTrue(any("resourceNames=['descheduler-other']" in u for u in report.unused), report.unused)
+
+        def lease_role_elsewhere(objects):
+            dl.find(objects, "RoleBinding", "descheduler-leader-election")["metadata"]["namespace"] = "kube-system"
+            dl.find(objects, "Role", "descheduler-leader-election")["metadata"]["namespace"] = "kube-system"
+        report = self.check({"deployment": lease_role_elsewhere})
+        self.assertTrue(any("/leases" in k for _, k in report.refused), report.refused)
+
+    def test_too_broad_a_role_is_caught(self):
+        def extra(objects):
+            role = dl.find(objects, "ClusterRole", "descheduler")
+            role["rules"].append({"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list"]})
+            role["rules"].append({"apiGroups": ["apps"], "resources": ["*"], "verbs": ["get"]})
+        report = self.check({"cronjob": extra})
+        self.assertEqual(report.refused, [])
+        self.assertTrue(any(u.startswith("delete pods (ClusterRole descheduler rule ") for u in report.unused),
+                        report.unused)
+        self.assertTrue(any(u.startswith("get apps/* ") and "wildcard" in u for u in report.unused), report.unused)
+        # `list pods` of that rule is used (the first rule grants it too): only the extras are reported
+        self.assertEqual(len(report.unused), 2, report.unused)
+
+        def deletecollection(objects):
+            role = dl.find(objects, "ClusterRole", "descheduler")
+            (rule,) = [r for r in role["rules"] if "nodes" in r["resources"]]
+            rule["verbs"].append("deletecollection")
+        report = self.check({"deployment": deletecollection})
+        self.assertTrue(report.unused)
+        self.assertIn("deletecollection nodes", [u.split(" (")[0] for u in report.unused])
+        self.assertTrue(all(u.startswith("deletecollection ") for u in report.unused), report.unused)
+
+
+if __name__ == "__main__":
+    unittest.main()
