@@ -42,8 +42,22 @@ expect_eq() { checks=$((checks + 1)); [ "$1" = "$2" ] || fail "$3: got '$1', exp
 
 # --- 1. the trap ---
 sim_ctl DELETE /_sim/requests >/dev/null
-run_live --policy-config-file "$TMP/one.yaml" --feature-gates EvictionsInBackground=true --v 3
+run_live --policy-config-file "$TMP/one.yaml" --feature-gates EvictionsInBackground=true --v 3 \
+  --decisions-file "$TMP/decisions.jsonl"
 expect_status 0
+# the decision record of the cycle, one JSON line: the request and the trap's reason
+python3 - "$TMP/decisions.jsonl" <<'PY' || fail "decision record of the live cycle"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+rec = json.loads(lines[0])
+assert rec["cycle"] == 1 and rec["totals"] == {"evicted": 0, "requests": 1}, rec
+reasons = rec["decisions"]["reasons"]
+req = [r for r in reasons if r["outcome"] == "requested"]
+assert req[0]["examples"][0].startswith("vms/virt-launcher-vm-b-"), req
+trap = [r for r in reasons if r["by"] == "VMSafety" and "vm-a-legacy" in r["examples"][0]]
+assert trap and trap[0]["reason"].startswith("requireLiveMigration: the eviction would stop the VM"), reasons
+PY
 expect_err '"VM safety: not requesting the eviction of this launcher" plugin="VMSafety" ExtensionPoint="Filter" pod="vms/virt-launcher-vm-a-legacy-'
 expect_err 'vmi="vms/vm-a-legacy" rule="requireLiveMigration" reason="the eviction would stop the VM: eviction strategy None (recorded on the VMI): KubeVirt lets the eviction delete the launcher"'
 expect_err 'vmi="vms/vm-a-rwo" rule="requireLiveMigration" reason="KubeVirt would refuse the eviction: VMI vm-a-rwo is configured with an eviction strategy but is not live-migratable"'

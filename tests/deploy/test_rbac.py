@@ -76,15 +76,18 @@ def one_shot(ctx):
 
 
 def kubevirt_background(ctx):
-    """The seed scenario: one live migration requested in background, the next run rebuilds its
-    cache from the launcher's annotation, the migration completes, a third run runs clean."""
+    """The seed scenario: one live migration requested in background (and recorded on the VMI),
+    the next run rebuilds its cache from the launcher's annotation and leaves the migrating VM
+    alone, the migration completes, a third run runs clean."""
     err = ctx.once()
     ctx.test.assertIn('"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"', err)
     err = ctx.once()
-    ctx.test.assertIn('"Eviction in background already requested (ignoring)"', err)
+    ctx.test.assertIn('"Eviction in background detected. Adding pod to the cache."', err)
+    ctx.test.assertIn('rule="skipMigrating"', err)  # VMSafety: its migration is in flight
     ctx.sim.control("POST", "migrations/advance", {"seconds": 700})
     vmi = ctx.sim.obj("/apis/kubevirt.io/v1/namespaces/vms/virtualmachineinstances/vm-alpha")
     ctx.test.assertEqual(vmi["status"]["nodeName"], "worker-b")
+    ctx.test.assertIn("vm-rebalance.descheduler.io/requests", vmi["metadata"]["annotations"])
     err = ctx.once()
     ctx.test.assertNotIn("Eviction in background already requested", err)
 
