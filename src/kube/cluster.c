@@ -155,6 +155,11 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   return 0;
 }
 
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                   dserr *err) {
+  return list_all(c, m, path, kind, page, err);
+}
+
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err) {
   kube_client *c = ctx;
   strbuf path = {0};

@@ -28,6 +28,10 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
  * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
 
+/* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                   dserr *err);
+
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);
 
