@@ -150,10 +150,18 @@ void kdsrc_free(kdsrc *s) {
   free(s);
 }
 
-const kd_result *kdsrc_result(const kdsrc *s) { return &s->res; }
-const char *kdsrc_policy_yaml(const kdsrc *s) { return s->yaml ? s->yaml : ""; }
-const char *kdsrc_name(const kdsrc *s) { return s->name; }
-bool kdsrc_is_ref(const kdsrc *s) { return s->ref_name != NULL; }
+const kd_result *kdsrc_result(const kdsrc *s) {
+  return &s->res;
+}
+const char *kdsrc_policy_yaml(const kdsrc *s) {
+  return s->yaml ? s->yaml : "";
+}
+const char *kdsrc_name(const kdsrc *s) {
+  return s->name;
+}
+bool kdsrc_is_ref(const kdsrc *s) {
+  return s->ref_name != NULL;
+}
 
 int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_error, dserr *err) {
   arena *a = arena_new(64 * 1024);
@@ -171,11 +179,13 @@ int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_err
   } else if (!obj) {
     obj = m->openshift.kubedescheduler;
     if (!obj) {
-      dserr_set(err, "no --kubedescheduler given, and the snapshot holds no KubeDescheduler "
-                     "%s/%s%s",
+      dserr_set(err,
+                "no --kubedescheduler given, and the snapshot holds no KubeDescheduler "
+                "%s/%s%s",
                 KD_OPERATOR_NAMESPACE, KD_NAME,
-                m->openshift.other_kubedeschedulers ? " (only other ones, which the operator ignores)"
-                                                    : "");
+                m->openshift.other_kubedeschedulers
+                    ? " (only other ones, which the operator ignores)"
+                    : "");
       goto fail;
     }
   }

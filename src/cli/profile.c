@@ -26,14 +26,16 @@ typedef struct {
 } render_opts;
 
 static void render_usage(FILE *out, const flag_def *defs) {
-  fprintf(out,
-          "Usage: descheduler profile render [--kubedescheduler FILE | --kubedescheduler-ref NS/NAME]\n"
-          "                                  [--snapshot FILE | --kubeconfig FILE] [-o yaml|json]\n\n"
-          "Prints the DeschedulerPolicy and the descheduler arguments that the OpenShift\n"
-          "cluster-kube-descheduler-operator renders from a KubeDescheduler CR. What the operator\n"
-          "reads from the cluster (openshift-* namespaces, nodes labelled kubevirt.io/schedulable=true,\n"
-          "the openshift-monitoring/prometheus-k8s Route, the Scheduler \"cluster\") is read from the\n"
-          "snapshot, or from the API server (--kubeconfig, or the in-cluster config).\n\nFlags:\n");
+  fprintf(
+      out,
+      "Usage: descheduler profile render [--kubedescheduler FILE | --kubedescheduler-ref NS/NAME]\n"
+      "                                  [--snapshot FILE | --kubeconfig FILE] [-o yaml|json]\n\n"
+      "Prints the DeschedulerPolicy and the descheduler arguments that the OpenShift\n"
+      "cluster-kube-descheduler-operator renders from a KubeDescheduler CR. What the operator\n"
+      "reads from the cluster (openshift-* namespaces, nodes labelled "
+      "kubevirt.io/schedulable=true,\n"
+      "the openshift-monitoring/prometheus-k8s Route, the Scheduler \"cluster\") is read from the\n"
+      "snapshot, or from the API server (--kubeconfig, or the in-cluster config).\n\nFlags:\n");
   flags_usage(out, defs);
 }
 
@@ -99,12 +101,22 @@ static int cmd_render(int argc, char **argv) {
   o.output = "yaml";
   o.psi = "auto";
   flag_def defs[] = {
-      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "KubeDescheduler CR file (YAML or JSON)", NULL},
-      {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref, "read the CR NAMESPACE/NAME from the API server", NULL},
-      {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state (v1 List, as `simulate` reads): the facts, and the CR when no --kubedescheduler is given", NULL},
-      {"kubeconfig", NULL, FLAG_STRING, &o.kubeconfig, "read the facts from this cluster (without --snapshot; empty = in-cluster config)", NULL},
-      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "Prometheus URL for metricsProviders, instead of the prometheus-k8s Route", NULL},
-      {"psi", NULL, FLAG_STRING, &o.psi, "PSI on the worker nodes (the KubeVirt profile needs it): auto (checked only in a pod of the cluster, else unknown), present, absent", "auto"},
+      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "KubeDescheduler CR file (YAML or JSON)",
+       NULL},
+      {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref,
+       "read the CR NAMESPACE/NAME from the API server", NULL},
+      {"snapshot", NULL, FLAG_STRING, &o.snapshot,
+       "cluster state (v1 List, as `simulate` reads): the facts, and the CR when no "
+       "--kubedescheduler is given",
+       NULL},
+      {"kubeconfig", NULL, FLAG_STRING, &o.kubeconfig,
+       "read the facts from this cluster (without --snapshot; empty = in-cluster config)", NULL},
+      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url,
+       "Prometheus URL for metricsProviders, instead of the prometheus-k8s Route", NULL},
+      {"psi", NULL, FLAG_STRING, &o.psi,
+       "PSI on the worker nodes (the KubeVirt profile needs it): auto (checked only in a pod of "
+       "the cluster, else unknown), present, absent",
+       "auto"},
       {"output", "o", FLAG_STRING, &o.output, "yaml or json", "yaml"},
       {"v", "v", FLAG_INT, &o.v, "log verbosity (logs go to stderr)", "0"},
       {NULL}};

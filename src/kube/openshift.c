@@ -50,8 +50,8 @@ int kube_read_openshift_objects(kube_client *c, model *m, char *route_error, siz
     if (!status)
       goto out; /* transport failure: the cycle cannot read the cluster */
     snprintf(route_error, cap, "%s", err->msg);
-  } else if (obj && decode_into(m, obj, "Route", "route openshift-monitoring/prometheus-k8s", err) <
-                        0) {
+  } else if (obj &&
+             decode_into(m, obj, "Route", "route openshift-monitoring/prometheus-k8s", err) < 0) {
     goto out;
   }
   if (get_object(c, "/apis/config.openshift.io/v1/schedulers/cluster", a, &obj, &status, err) < 0)

@@ -27,14 +27,17 @@ typedef struct {
   dserr *err;
 } pctx;
 
-static bool is_null(const doc_node *n) { return !n || n->type == DOC_NULL; }
+static bool is_null(const doc_node *n) {
+  return !n || n->type == DOC_NULL;
+}
 
 static int expected(pctx *c, const char *path, const char *want, const doc_node *got) {
   return dserr_set(c->err, "%s: expected %s, got %s", path, want,
                    got->type == DOC_STR ? doc_describe(c->a, got)
                    : got->type == DOC_MAP || got->type == DOC_SEQ || got->type == DOC_NULL
                        ? doc_type_name(got->type)
-                       : got->text ? got->text : doc_type_name(got->type));
+                   : got->text ? got->text
+                               : doc_type_name(got->type));
 }
 
 /* Unknown keys are refused as `kubectl apply` (strict field validation) refuses them. */
@@ -83,8 +86,7 @@ static int get_bool(pctx *c, const doc_node *map, const char *key, const char *p
   return 0;
 }
 
-static int get_int32(pctx *c, const doc_node *map, const char *key, const char *path,
-                     kd_int *out) {
+static int get_int32(pctx *c, const doc_node *map, const char *key, const char *path, kd_int *out) {
   const doc_node *n = doc_get(map, key);
   if (is_null(n))
     return 0;
@@ -211,11 +213,17 @@ static int parse_observed(pctx *c, const doc_node *oc, kd_spec *s) {
 }
 
 static int parse_spec(pctx *c, const doc_node *spec, kd_spec *s) {
-  static const char *const keys[] = {
-      "managementState", "logLevel",     "operatorLogLevel",
-      "unsupportedConfigOverrides", "observedConfig", "profiles",
-      "deschedulingIntervalSeconds", "evictionLimits", "profileCustomizations",
-      "mode",          NULL};
+  static const char *const keys[] = {"managementState",
+                                     "logLevel",
+                                     "operatorLogLevel",
+                                     "unsupportedConfigOverrides",
+                                     "observedConfig",
+                                     "profiles",
+                                     "deschedulingIntervalSeconds",
+                                     "evictionLimits",
+                                     "profileCustomizations",
+                                     "mode",
+                                     NULL};
   static const char *const limit_keys[] = {"total", "node", NULL};
   if (known_fields(c, spec, "spec", keys) < 0 ||
       get_string(c, spec, "managementState", "spec.managementState", &s->management_state) < 0 ||
@@ -380,16 +388,22 @@ void kd_facts_from_model(arena *a, const model *m, kd_facts *f) {
  * Validation and rendering (what the operator does)
  * ==================================================================================== */
 
-static const char *const PROFILES[] = {
-    "AffinityAndTaints",       "TopologyAndDuplicates",     "LifecycleAndUtilization",
-    "DevPreviewLongLifecycle", "LongLifecycle",             "SoftTopologyAndDuplicates",
-    "EvictPodsWithLocalStorage", "EvictPodsWithPVC",        "CompactAndScale",
-    "DevKubeVirtRelieveAndMigrate", "KubeVirtRelieveAndMigrate", NULL};
+static const char *const PROFILES[] = {"AffinityAndTaints",
+                                       "TopologyAndDuplicates",
+                                       "LifecycleAndUtilization",
+                                       "DevPreviewLongLifecycle",
+                                       "LongLifecycle",
+                                       "SoftTopologyAndDuplicates",
+                                       "EvictPodsWithLocalStorage",
+                                       "EvictPodsWithPVC",
+                                       "CompactAndScale",
+                                       "DevKubeVirtRelieveAndMigrate",
+                                       "KubeVirtRelieveAndMigrate",
+                                       NULL};
 static const char *const LOG_LEVELS[] = {"", "Normal", "Debug", "Trace", "TraceAll", NULL};
 static const char *const MODES[] = {"Automatic", "Predictive", NULL};
-static const char *const DEVIATIONS[] = {"Low",           "Medium",           "High",
-                                         "AsymmetricLow", "AsymmetricMedium", "AsymmetricHigh",
-                                         "",              NULL};
+static const char *const DEVIATIONS[] = {
+    "Low", "Medium", "High", "AsymmetricLow", "AsymmetricMedium", "AsymmetricHigh", "", NULL};
 static const char *const HIGH_THRESHOLDS[] = {"Minimal", "Modest", "Moderate", "", NULL};
 static const char *const LOW_THRESHOLDS[] = {"Low", "Medium", "High", "", NULL};
 
@@ -511,7 +525,8 @@ static void enum_error(strbuf *errs, const char *path, const char *const *allowe
  * (on the typed object, so an absent managementState is an empty string). */
 static void schema_errors(const kd_spec *s, strbuf *errs) {
   if (s->interval.set && s->interval.v < 1) {
-    sb_printf(errs, "%sspec.deschedulingIntervalSeconds in body should be greater than or equal to 1",
+    sb_printf(errs,
+              "%sspec.deschedulingIntervalSeconds in body should be greater than or equal to 1",
               errs->len ? "; " : "");
   }
   if (!in_list(s->log_level, LOG_LEVELS))
@@ -519,7 +534,8 @@ static void schema_errors(const kd_spec *s, strbuf *errs) {
   const char *ms = s->management_state ? s->management_state : "";
   static const char *const states[] = {"Managed", "Unmanaged", "Force", "Removed", NULL};
   if (!in_list(ms, states))
-    sb_printf(errs, "%sspec.managementState in body should match '^(Managed|Unmanaged|Force|Removed)$'",
+    sb_printf(errs,
+              "%sspec.managementState in body should match '^(Managed|Unmanaged|Force|Removed)$'",
               errs->len ? "; " : "");
   if (!in_list(s->mode, MODES))
     enum_error(errs, "spec.mode", MODES);
@@ -533,7 +549,8 @@ static void schema_errors(const kd_spec *s, strbuf *errs) {
   if (s->dev_low && !in_list(s->dev_low, LOW_THRESHOLDS))
     enum_error(errs, "spec.profileCustomizations.devLowNodeUtilizationThresholds", LOW_THRESHOLDS);
   if (s->profiles_null) {
-    sb_printf(errs, "%sspec.profiles in body must be of type array: \"null\"", errs->len ? "; " : "");
+    sb_printf(errs, "%sspec.profiles in body must be of type array: \"null\"",
+              errs->len ? "; " : "");
     return;
   }
   for (size_t i = 0; i < s->nprofiles; i++)
@@ -563,8 +580,12 @@ static const char *cel_error(const kd_spec *s, char *buf, size_t cap) {
 
 /* ---------- tree helpers ---------- */
 
-static doc_node *str(rctx *c, const char *s) { return doc_new_str(c->a, s); }
-static doc_node *num(rctx *c, int64_t v) { return doc_new_int(c->a, v); }
+static doc_node *str(rctx *c, const char *s) {
+  return doc_new_str(c->a, s);
+}
+static doc_node *num(rctx *c, int64_t v) {
+  return doc_new_int(c->a, v);
+}
 static doc_node *put(rctx *c, doc_node *map, const char *key, doc_node *v) {
   return doc_map_put(c->a, map, key, v);
 }
@@ -602,9 +623,9 @@ static doc_node *plugin_sets(rctx *c, const char *const *deschedule, const char 
   struct {
     const char *point;
     const char *const *enabled;
-  } points[] = {{"balance", balance},        {"deschedule", deschedule},
-                {"filter", filter},          {"preevictionfilter", preevictionfilter},
-                {"presort", NULL},           {"sort", NULL}};
+  } points[] = {{"balance", balance}, {"deschedule", deschedule},
+                {"filter", filter},   {"preevictionfilter", preevictionfilter},
+                {"presort", NULL},    {"sort", NULL}};
   for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
     doc_node *set = put(c, p, points[i].point, doc_new_map(c->a));
     size_t n = points[i].enabled ? count(points[i].enabled) : 0;
@@ -627,8 +648,9 @@ static int evictor_overrides(rctx *c, doc_node *args) {
   if (!s->has_customizations)
     return 0;
   if (s->threshold_priority.set && *s->threshold_priority_class)
-    return dserr_set(c->err, "It is invalid to set both .spec.profileCustomizations.thresholdPriority "
-                             "and .spec.profileCustomizations.ThresholdPriorityClassName fields");
+    return dserr_set(c->err,
+                     "It is invalid to set both .spec.profileCustomizations.thresholdPriority "
+                     "and .spec.profileCustomizations.ThresholdPriorityClassName fields");
   if (s->threshold_priority.set || *s->threshold_priority_class) {
     doc_node *pt = put(c, args, "priorityThreshold", doc_new_map(c->a));
     put(c, pt, "name", str(c, s->threshold_priority_class));
@@ -705,8 +727,9 @@ static int lnu_thresholds(rctx *c, bool ignore_dynamic, int64_t *low, int64_t *h
   if (!s->has_customizations)
     return 0;
   if (!ignore_dynamic && s->dev_low && s->dev_deviation)
-    return dserr_set(c->err, "only one of DevLowNodeUtilizationThresholds and DevDeviationThresholds "
-                             "customizations can be configured simultaneously");
+    return dserr_set(c->err,
+                     "only one of DevLowNodeUtilizationThresholds and DevDeviationThresholds "
+                     "customizations can be configured simultaneously");
   if (s->dev_low) {
     if (!strcmp(s->dev_low, "Low"))
       *low = 10, *high = 30;
@@ -715,8 +738,9 @@ static int lnu_thresholds(rctx *c, bool ignore_dynamic, int64_t *low, int64_t *h
     else if (!strcmp(s->dev_low, "High"))
       *low = 40, *high = 70;
     else
-      return dserr_set(c->err, "unknown Descheduler LowNodeUtilization threshold %s, only 'Low', "
-                               "'Medium' and 'High' are supported",
+      return dserr_set(c->err,
+                       "unknown Descheduler LowNodeUtilization threshold %s, only 'Low', "
+                       "'Medium' and 'High' are supported",
                        s->dev_low);
   }
   if (!ignore_dynamic && s->dev_deviation) {
@@ -731,8 +755,9 @@ static int lnu_thresholds(rctx *c, bool ignore_dynamic, int64_t *low, int64_t *h
         *high = table[i].high;
         return 0;
       }
-    return dserr_set(c->err, "unknown Descheduler DeviationThresholds threshold %s, only 'Low', "
-                             "'Medium' and 'High' are supported",
+    return dserr_set(c->err,
+                     "unknown Descheduler DeviationThresholds threshold %s, only 'Low', "
+                     "'Medium' and 'High' are supported",
                      s->dev_deviation);
   }
   return 0;
@@ -796,8 +821,8 @@ static doc_node *lifecycle(rctx *c, bool long_lifecycle) {
   doc_node *lnu = plugin_config(c, configs, "LowNodeUtilization", doc_new_map(c->a));
   lnu_namespaces(c, lnu);
   doc_node *de = default_evictor(c, configs, c->ignore_pvc, c->evict_local, NULL);
-  put(c, pr, "plugins", plugin_sets(c, long_lifecycle ? deschedule + 1 : deschedule, balance,
-                                    filter, NULL));
+  put(c, pr, "plugins",
+      plugin_sets(c, long_lifecycle ? deschedule + 1 : deschedule, balance, filter, NULL));
   int64_t low, high;
   if (lnu_thresholds(c, true, &low, &high) < 0)
     return NULL;
@@ -838,8 +863,9 @@ static doc_node *compact_and_scale(rctx *c) {
     else if (!strcmp(s->dev_high, "Moderate"))
       t = 30;
     else {
-      dserr_set(c->err, "unknown Descheduler HighNodeUtilization threshold %s, only 'Minimal', "
-                        "'Modest' and 'Moderate' are supported",
+      dserr_set(c->err,
+                "unknown Descheduler HighNodeUtilization threshold %s, only 'Minimal', "
+                "'Modest' and 'Moderate' are supported",
                 s->dev_high);
       return NULL;
     }
@@ -871,13 +897,15 @@ static doc_node *kubevirt_relieve_and_migrate(rctx *c, const char *listed_as) {
     return NULL;
   }
   if (f->psi == KD_PSI_ABSENT) {
-    dserr_set(c->err, "profile %s can only be used when PSI metrics are enabled for the worker nodes",
+    dserr_set(c->err,
+              "profile %s can only be used when PSI metrics are enabled for the worker nodes",
               listed_as);
     return NULL;
   }
   if (f->psi == KD_PSI_UNKNOWN)
-    warn(c, "profile %s: whether PSI (/proc/pressure) is enabled on the worker nodes was not "
-            "checked; the operator refuses this profile without it (see --psi)",
+    warn(c,
+         "profile %s: whether PSI (/proc/pressure) is enabled on the worker nodes was not "
+         "checked; the operator refuses this profile without it (see --psi)",
          listed_as);
   put(c, c->out->policy, "nodeSelector", str(c, KD_KUBEVIRT_NODE_SELECTOR));
   doc_node *configs, *pr = new_profile(c, "KubeVirtRelieveAndMigrate", &configs);
@@ -978,8 +1006,9 @@ static int metrics_provider(rctx *c) {
     sb_printf(&url, "https://%s", f->route_host);
   }
   if (f->monitoring_label == 0)
-    warn(c, "namespace %s is not labeled with openshift.io/cluster-monitoring=true (the operator "
-            "waits for this label before it renders the policy)",
+    warn(c,
+         "namespace %s is not labeled with openshift.io/cluster-monitoring=true (the operator "
+         "waits for this label before it renders the policy)",
          KD_OPERATOR_NAMESPACE);
   doc_node *providers = put(c, c->out->policy, "metricsProviders", doc_new_seq(c->a));
   doc_node *p = doc_seq_add(c->a, providers, doc_new_map(c->a));
@@ -1153,7 +1182,8 @@ int kd_render(arena *a, const kd_spec *s, const kd_facts *f, kd_result *out, dse
   if (cel)
     return dserr_set(err, "%s", cel);
   if (!s->interval.set || s->interval.v <= 0)
-    return dserr_set(err, "descheduler should have an interval set and it should be greater than 0");
+    return dserr_set(err,
+                     "descheduler should have an interval set and it should be greater than 0");
   if (config_map(&c) < 0 || deployment_args(&c) < 0)
     return -1;
   if (s->has_customizations && s->dev_soft_tainter)

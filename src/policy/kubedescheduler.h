@@ -44,9 +44,9 @@ typedef struct {
 /* The CR's fields, after the API server's defaulting. Strings are NULL when absent unless
  * noted. */
 typedef struct {
-  const char *file; /* names the CR in messages */
-  const char *ns, *name, *resource_version; /* "" when absent */
-  const char *management_state;             /* NULL when absent */
+  const char *file;                           /* names the CR in messages */
+  const char *ns, *name, *resource_version;   /* "" when absent */
+  const char *management_state;               /* NULL when absent */
   const char *log_level, *operator_log_level; /* "Normal" when absent (CRD default) */
   const char *mode;                           /* "Predictive" when absent (CRD default) */
   kd_int interval;                            /* deschedulingIntervalSeconds */
@@ -55,7 +55,7 @@ typedef struct {
   const char **profiles;
   kd_int limit_total, limit_node; /* evictionLimits */
   bool has_customizations;
-  kd_int pod_lifetime;                    /* nanoseconds */
+  kd_int pod_lifetime; /* nanoseconds */
   kd_int threshold_priority;
   const char *threshold_priority_class; /* "" when absent */
   size_t nincluded, nexcluded;
@@ -69,9 +69,10 @@ typedef struct {
   const char *min_tls_version; /* observedConfig.servingInfo.minTLSVersion */
 } kd_spec;
 
-/* Reads a KubeDescheduler object. Errors name the file and the field:
- *   `cr.yaml: spec.deschedulingIntervalSeconds: expected an integer, got "30"`.
- * The object must be a map with apiVersion operator.openshift.io/v1 and kind KubeDescheduler. */
+/* Reads a KubeDescheduler object (file is kept in out->file). Errors name the field and what
+ * was expected, `spec.deschedulingIntervalSeconds: expected an integer (int32), got "30"`; the
+ * caller puts the file in front. The object must be a map with apiVersion
+ * operator.openshift.io/v1 and kind KubeDescheduler. */
 int kd_parse(arena *a, const char *file, const doc_node *obj, kd_spec *out, dserr *err);
 
 typedef enum { KD_PSI_UNKNOWN, KD_PSI_PRESENT, KD_PSI_ABSENT } kd_psi;
@@ -92,9 +93,9 @@ typedef struct {
   /* Scheduler config.openshift.io/v1 "cluster" */
   bool scheduler_known; /* false: not readable (not OpenShift, not in the snapshot) */
   const char *scheduler_profile;
-  kd_psi psi;                   /* /proc/pressure in the operator's pod: see docs/openshift.md */
-  int monitoring_label;         /* operator namespace labelled openshift.io/cluster-monitoring=true:
-                                   1 yes, 0 no, -1 unknown */
+  kd_psi psi;           /* /proc/pressure in the operator's pod: see docs/openshift.md */
+  int monitoring_label; /* operator namespace labelled openshift.io/cluster-monitoring=true:
+                           1 yes, 0 no, -1 unknown */
 } kd_facts;
 
 /* The operator's protected namespaces from a list of existing namespace names (any order;

@@ -54,8 +54,12 @@ doc_node *doc_new_str(arena *a, const char *s) {
   return n;
 }
 
-doc_node *doc_new_map(arena *a) { return new_node(a, DOC_MAP); }
-doc_node *doc_new_seq(arena *a) { return new_node(a, DOC_SEQ); }
+doc_node *doc_new_map(arena *a) {
+  return new_node(a, DOC_MAP);
+}
+doc_node *doc_new_seq(arena *a) {
+  return new_node(a, DOC_SEQ);
+}
 
 doc_node *doc_new_strs(arena *a, const char *const *items, size_t n) {
   doc_node *seq = doc_new_seq(a);
@@ -113,7 +117,9 @@ doc_node *doc_copy(arena *a, const doc_node *src) {
 
 /* ---------- comparing ---------- */
 
-static bool is_number(const doc_node *n) { return n->type == DOC_INT || n->type == DOC_FLOAT; }
+static bool is_number(const doc_node *n) {
+  return n->type == DOC_INT || n->type == DOC_FLOAT;
+}
 
 static double number_of(const doc_node *n) {
   return n->type == DOC_INT && !n->big ? (double)n->v.i : n->v.f;
@@ -214,7 +220,9 @@ static void number_text(const doc_node *n, char *buf, size_t cap) {
   }
 }
 
-static int emit(yaml_emitter_t *em, yaml_event_t *ev) { return yaml_emitter_emit(em, ev) ? 0 : -1; }
+static int emit(yaml_emitter_t *em, yaml_event_t *ev) {
+  return yaml_emitter_emit(em, ev) ? 0 : -1;
+}
 
 static int emit_scalar(yaml_emitter_t *em, const char *text, const char *tag, bool plain_only,
                        yaml_scalar_style_t style) {
@@ -342,4 +350,6 @@ static void json_at(strbuf *out, const doc_node *n, int indent, int depth) {
   }
 }
 
-void doc_write_json(strbuf *out, const doc_node *node, int indent) { json_at(out, node, indent, 0); }
+void doc_write_json(strbuf *out, const doc_node *node, int indent) {
+  json_at(out, node, indent, 0);
+}

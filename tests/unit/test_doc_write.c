@@ -22,11 +22,21 @@ static doc_node *round_trip_yaml(const doc_node *tree, strbuf *text) {
 
 static void test_strings_that_look_like_other_types_are_quoted(void **state) {
   (void)state;
-  static const char *const tricky[] = {"true", "no", "yes", "on", "null", "~", "", "10", "0x1F",
-                                       "1e3", ".inf", "010", "-5", "3.14", "a: b", "- x",
-                                       "#comment", "'quoted'", "\"dq\"", "x\ny", "ünïcode",
-                                       "kubevirt.io/schedulable=true", "query:a b", "{x}", "[y]",
-                                       "Protected: yes", "  leading", "trailing  ", NULL};
+  static const char *const tricky[] = {"true",      "no",
+                                       "yes",       "on",
+                                       "null",      "~",
+                                       "",          "10",
+                                       "0x1F",      "1e3",
+                                       ".inf",      "010",
+                                       "-5",        "3.14",
+                                       "a: b",      "- x",
+                                       "#comment",  "'quoted'",
+                                       "\"dq\"",    "x\ny",
+                                       "ünïcode",   "kubevirt.io/schedulable=true",
+                                       "query:a b", "{x}",
+                                       "[y]",       "Protected: yes",
+                                       "  leading", "trailing  ",
+                                       NULL};
   doc_node *m = doc_new_map(test_mem);
   for (size_t i = 0; tricky[i]; i++) {
     char key[16];
@@ -115,8 +125,9 @@ static void test_json_output(void **state) {
   doc_map_put(test_mem, inner, "b", doc_new_bool(test_mem, false));
   strbuf text = {0};
   doc_write_json(&text, m, 0);
-  assert_string_equal(sb_str(&text),
-                      "{\"e\":{},\"l\":[],\"m\":{\"b\":false},\"n\":null,\"s\":\"a \\\"q\\\" \\\\ \\n\"}");
+  assert_string_equal(
+      sb_str(&text),
+      "{\"e\":{},\"l\":[],\"m\":{\"b\":false},\"n\":null,\"s\":\"a \\\"q\\\" \\\\ \\n\"}");
   sb_clear(&text);
   doc_write_json(&text, inner, 2);
   assert_string_equal(sb_str(&text), "{\n  \"b\": false\n}");

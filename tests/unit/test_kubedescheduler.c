@@ -34,9 +34,10 @@ static kd_facts facts(void) {
 /* A CR with the given spec lines (YAML, indented by two spaces). */
 static char *cr(const char *spec) {
   strbuf sb = {0};
-  sb_printf(&sb, "apiVersion: operator.openshift.io/v1\nkind: KubeDescheduler\nmetadata:\n"
-                 "  name: cluster\n  namespace: openshift-kube-descheduler-operator\nspec:\n"
-                 "  managementState: Managed\n%s",
+  sb_printf(&sb,
+            "apiVersion: operator.openshift.io/v1\nkind: KubeDescheduler\nmetadata:\n"
+            "  name: cluster\n  namespace: openshift-kube-descheduler-operator\nspec:\n"
+            "  managementState: Managed\n%s",
             spec);
   char *s = arena_strdup(test_mem, sb_str(&sb));
   sb_free(&sb);
@@ -142,7 +143,7 @@ static void test_parse_defaults_and_fields(void **state) {
   assert_string_equal(s.dev_actual, "");
   assert_null(s.dev_low);
   assert_int_equal(parse(cr(SEED "    podLifetime: 1h30m\n    thresholdPriority: -7\n"
-                              "    devMigrationCooldown: 90s\n"),
+                                 "    devMigrationCooldown: 90s\n"),
                          &s, &err),
                    0);
   assert_string_equal(s.mode, "Automatic");
@@ -153,9 +154,8 @@ static void test_parse_defaults_and_fields(void **state) {
   assert_int_equal(s.threshold_priority.v, -7);
   assert_int_equal(s.migration_cooldown.v, 90LL * 1000000000LL);
   /* an empty string is a value (Go: a non-nil pointer to ""), not an absent field */
-  assert_int_equal(parse(cr("  profileCustomizations: {devLowNodeUtilizationThresholds: ''}\n"), &s,
-                         &err),
-                   0);
+  assert_int_equal(
+      parse(cr("  profileCustomizations: {devLowNodeUtilizationThresholds: ''}\n"), &s, &err), 0);
   assert_non_null(s.dev_low);
   assert_string_equal(s.dev_low, "");
 }
@@ -168,14 +168,16 @@ static void test_parse_errors(void **state) {
       {"  deschedulingIntervalSeconds: 1.5\n",
        "spec.deschedulingIntervalSeconds: expected an integer (int32), got 1.5"},
       {"  profiles: {a: b}\n", "spec.profiles: expected a list of strings, got a map"},
-      {"  evictionLimits: {total: x}\n", "spec.evictionLimits.total: expected an integer (int32), got \"x\""},
+      {"  evictionLimits: {total: x}\n",
+       "spec.evictionLimits.total: expected an integer (int32), got \"x\""},
       {"  evictionLimits: {nodes: 1}\n",
        "spec.evictionLimits.nodes: unknown field (expected one of: total, node)"},
       {"  profileCustomizations: {namespaces: {include: [a]}}\n",
        "spec.profileCustomizations.namespaces.include: unknown field (expected one of: included, "
        "excluded)"},
       {"  profileCustomizations: {podLifetime: -5m}\n",
-       "spec.profileCustomizations.podLifetime: expected a duration of zero or more, got a negative "
+       "spec.profileCustomizations.podLifetime: expected a duration of zero or more, got a "
+       "negative "
        "one"},
       {"  profileCustomizations: {thresholdPriorityClassName: 5}\n",
        "spec.profileCustomizations.thresholdPriorityClassName: expected a string, got 5"},
@@ -207,22 +209,23 @@ static void test_parse_errors(void **state) {
 
 static void test_schema_errors_joined_in_schema_order(void **state) {
   (void)state;
-  assert_render_error("  deschedulingIntervalSeconds: 0\n  mode: Soon\n  logLevel: Loud\n"
-                      "  profileCustomizations: {devHighNodeUtilizationThresholds: Max}\n"
-                      "  profiles: [Foo, AffinityAndTaints, Bar]\n",
-                      "validation errors: spec.deschedulingIntervalSeconds in body should be greater "
-                      "than or equal to 1; spec.logLevel in body should be one of [ Normal Debug "
-                      "Trace TraceAll]; spec.mode in body should be one of [Automatic Predictive]; "
-                      "spec.profileCustomizations.devHighNodeUtilizationThresholds in body should be "
-                      "one of [Minimal Modest Moderate ]; spec.profiles[0] in body should be one of "
-                      "[AffinityAndTaints TopologyAndDuplicates LifecycleAndUtilization "
-                      "DevPreviewLongLifecycle LongLifecycle SoftTopologyAndDuplicates "
-                      "EvictPodsWithLocalStorage EvictPodsWithPVC CompactAndScale "
-                      "DevKubeVirtRelieveAndMigrate KubeVirtRelieveAndMigrate]; spec.profiles[2] in "
-                      "body should be one of [AffinityAndTaints TopologyAndDuplicates "
-                      "LifecycleAndUtilization DevPreviewLongLifecycle LongLifecycle "
-                      "SoftTopologyAndDuplicates EvictPodsWithLocalStorage EvictPodsWithPVC "
-                      "CompactAndScale DevKubeVirtRelieveAndMigrate KubeVirtRelieveAndMigrate]");
+  assert_render_error(
+      "  deschedulingIntervalSeconds: 0\n  mode: Soon\n  logLevel: Loud\n"
+      "  profileCustomizations: {devHighNodeUtilizationThresholds: Max}\n"
+      "  profiles: [Foo, AffinityAndTaints, Bar]\n",
+      "validation errors: spec.deschedulingIntervalSeconds in body should be greater "
+      "than or equal to 1; spec.logLevel in body should be one of [ Normal Debug "
+      "Trace TraceAll]; spec.mode in body should be one of [Automatic Predictive]; "
+      "spec.profileCustomizations.devHighNodeUtilizationThresholds in body should be "
+      "one of [Minimal Modest Moderate ]; spec.profiles[0] in body should be one of "
+      "[AffinityAndTaints TopologyAndDuplicates LifecycleAndUtilization "
+      "DevPreviewLongLifecycle LongLifecycle SoftTopologyAndDuplicates "
+      "EvictPodsWithLocalStorage EvictPodsWithPVC CompactAndScale "
+      "DevKubeVirtRelieveAndMigrate KubeVirtRelieveAndMigrate]; spec.profiles[2] in "
+      "body should be one of [AffinityAndTaints TopologyAndDuplicates "
+      "LifecycleAndUtilization DevPreviewLongLifecycle LongLifecycle "
+      "SoftTopologyAndDuplicates EvictPodsWithLocalStorage EvictPodsWithPVC "
+      "CompactAndScale DevKubeVirtRelieveAndMigrate KubeVirtRelieveAndMigrate]");
 }
 
 static void test_cel_rules_in_order(void **state) {
@@ -265,9 +268,12 @@ static void test_cel_rules_in_order(void **state) {
                       "cannot declare SoftTopologyAndDuplicates and TopologyAndDuplicates profiles "
                       "simultaneously");
   /* allowed combinations */
-  render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [LongLifecycle, DevPreviewLongLifecycle]\n");
-  render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale, SoftTopologyAndDuplicates]\n");
-  render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints, KubeVirtRelieveAndMigrate]\n");
+  render_ok(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [LongLifecycle, DevPreviewLongLifecycle]\n");
+  render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale, "
+            "SoftTopologyAndDuplicates]\n");
+  render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints, "
+            "KubeVirtRelieveAndMigrate]\n");
 }
 
 static void test_interval_and_profiles_required(void **state) {
@@ -292,7 +298,8 @@ static void test_seed(void **state) {
   assert_int_equal(int_at(p, "maxNoOfPodsToEvictPerNode", NULL), 2);
   const doc_node *mp = doc_get(p, "metricsProviders");
   assert_int_equal(mp->n, 1);
-  assert_string_equal(str_at(mp->items[0], "prometheus", "url", NULL), "https://prom.apps.example.com");
+  assert_string_equal(str_at(mp->items[0], "prometheus", "url", NULL),
+                      "https://prom.apps.example.com");
   const doc_node *profiles = doc_get(p, "profiles");
   assert_int_equal(profiles->n, 2);
   assert_string_equal(str_at(profiles->items[0], "name", NULL, NULL), "SoftTopologyAndDuplicates");
@@ -370,10 +377,11 @@ static void test_kubevirt_threshold_table(void **state) {
                (long long)int_at(lnu, "targetThresholds", "MetricResource"),
                doc_get(lnu, "useDeviationThresholds") != NULL);
   }
-  assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n"
-                      "  profileCustomizations: {devDeviationThresholds: ''}\n",
-                      "unknown Descheduler DeviationThresholds threshold , only 'Low', 'Medium' and "
-                      "'High' are supported");
+  assert_render_error(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n"
+      "  profileCustomizations: {devDeviationThresholds: ''}\n",
+      "unknown Descheduler DeviationThresholds threshold , only 'Low', 'Medium' and "
+      "'High' are supported");
   assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n"
                       "  profileCustomizations: {devDeviationThresholds: Low, "
                       "devLowNodeUtilizationThresholds: Low}\n",
@@ -467,9 +475,9 @@ static void test_query_table(void **state) {
       /* with metrics the only resource is MetricResource */
       assert_int_equal(doc_get(lnu, "thresholds")->n, 1);
       assert_non_null(doc_path(lnu, "thresholds", "MetricResource", NULL));
-      assert_string_equal(str_at(doc_get(r.policy, "metricsProviders")->items[0], "source", NULL,
-                                 NULL),
-                          "Prometheus");
+      assert_string_equal(
+          str_at(doc_get(r.policy, "metricsProviders")->items[0], "source", NULL, NULL),
+          "Prometheus");
     }
   assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [LongLifecycle]\n"
                       "  profileCustomizations: {devActualUtilizationProfile: cpu}\n",
@@ -481,7 +489,8 @@ static void test_query_table(void **state) {
 static void test_namespaces(void **state) {
   (void)state;
   /* none: every plugin excludes the protected list */
-  kd_result r = render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [LifecycleAndUtilization]\n");
+  kd_result r =
+      render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [LifecycleAndUtilization]\n");
   const doc_node *ex = doc_path(args_of(&r, 0, "PodLifeTime"), "namespaces", "exclude", NULL);
   static const char *const protected_ns[] = {"kube-system", "hypershift", "openshift",
                                              "openshift-kube-descheduler-operator",
@@ -503,7 +512,8 @@ static void test_namespaces(void **state) {
   r = render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n"
                 "  profileCustomizations: {namespaces: {excluded: [a, b]}}\n");
   assert_int_equal(
-      doc_path(args_of(&r, 0, "HighNodeUtilization"), "evictableNamespaces", "exclude", NULL)->n, 7);
+      doc_path(args_of(&r, 0, "HighNodeUtilization"), "evictableNamespaces", "exclude", NULL)->n,
+      7);
   assert_int_equal(r.nwarnings, 0);
   /* included: include lists; LNU falls back to the protected list (warning once, though two
    * profiles use LNU) */
@@ -514,8 +524,8 @@ static void test_namespaces(void **state) {
       doc_path(args_of(&r, 2, "RemovePodsViolatingNodeTaints"), "namespaces", "include", NULL);
   assert_int_equal(inc->n, 1);
   assert_string_equal(inc->items[0]->text, "team");
-  assert_null(doc_path(args_of(&r, 0, "RemovePodsHavingTooManyRestarts"), "namespaces", "exclude",
-                       NULL));
+  assert_null(
+      doc_path(args_of(&r, 0, "RemovePodsHavingTooManyRestarts"), "namespaces", "exclude", NULL));
   assert_int_equal(
       doc_path(args_of(&r, 1, "LowNodeUtilization"), "evictableNamespaces", "exclude", NULL)->n, 5);
   assert_int_equal(r.nwarnings, 1);
@@ -530,11 +540,12 @@ static void test_namespaces(void **state) {
   assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints]\n"
                       "  profileCustomizations: {namespaces: {included: [a], excluded: [b]}}\n",
                       "It is forbidden to combine both included and excluded namespaces");
-  assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints]\n"
-                      "  profileCustomizations: {namespaces: {included: [a, openshift]}}\n",
-                      "Protected namespace openshift included. It is forbidden to include any of the "
-                      "protected namespaces from [kube-system hypershift openshift "
-                      "openshift-kube-descheduler-operator openshift-kube-scheduler]");
+  assert_render_error(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints]\n"
+      "  profileCustomizations: {namespaces: {included: [a, openshift]}}\n",
+      "Protected namespace openshift included. It is forbidden to include any of the "
+      "protected namespaces from [kube-system hypershift openshift "
+      "openshift-kube-descheduler-operator openshift-kube-scheduler]");
 }
 
 /* ---------------------------------------------------------------- DefaultEvictor, limits */
@@ -560,15 +571,17 @@ static void test_default_evictor_customizations(void **state) {
   r = render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [LifecycleAndUtilization]\n"
                 "  profileCustomizations: {podLifetime: 2m30.999s}\n");
   assert_int_equal(int_at(args_of(&r, 0, "PodLifeTime"), "maxPodLifeTimeSeconds", NULL), 150);
-  assert_render_error("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n"
-                      "  profileCustomizations: {thresholdPriority: 1, thresholdPriorityClassName: x}\n",
-                      "It is invalid to set both .spec.profileCustomizations.thresholdPriority and "
-                      ".spec.profileCustomizations.ThresholdPriorityClassName fields");
+  assert_render_error(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n"
+      "  profileCustomizations: {thresholdPriority: 1, thresholdPriorityClassName: x}\n",
+      "It is invalid to set both .spec.profileCustomizations.thresholdPriority and "
+      ".spec.profileCustomizations.ThresholdPriorityClassName fields");
 }
 
 static void test_eviction_limits(void **state) {
   (void)state;
-  kd_result r = render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [TopologyAndDuplicates]\n");
+  kd_result r =
+      render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [TopologyAndDuplicates]\n");
   assert_null(doc_get(r.policy, "maxNoOfPodsToEvictTotal"));
   assert_null(doc_get(r.policy, "maxNoOfPodsToEvictPerNode"));
   r = render_ok("  deschedulingIntervalSeconds: 5\n  profiles: [LongLifecycle]\n"
@@ -587,26 +600,31 @@ static void test_eviction_limits(void **state) {
 
 static void test_kubevirt_preconditions(void **state) {
   (void)state;
-  const char *spec = "  deschedulingIntervalSeconds: 5\n  profiles: [DevKubeVirtRelieveAndMigrate]\n";
+  const char *spec =
+      "  deschedulingIntervalSeconds: 5\n  profiles: [DevKubeVirtRelieveAndMigrate]\n";
   kd_facts f = facts();
   f.kubevirt_node = false;
-  assert_render_error_f(spec, &f, "profile DevKubeVirtRelieveAndMigrate can only be used when "
-                                  "KubeVirt is properly deployed");
+  assert_render_error_f(spec, &f,
+                        "profile DevKubeVirtRelieveAndMigrate can only be used when "
+                        "KubeVirt is properly deployed");
   f = facts();
   f.psi = KD_PSI_ABSENT;
-  assert_render_error_f(spec, &f, "profile DevKubeVirtRelieveAndMigrate can only be used when PSI "
-                                  "metrics are enabled for the worker nodes");
+  assert_render_error_f(spec, &f,
+                        "profile DevKubeVirtRelieveAndMigrate can only be used when PSI "
+                        "metrics are enabled for the worker nodes");
   f = facts();
   f.psi = KD_PSI_UNKNOWN;
   kd_result r = render_ok_f(spec, &f);
   assert_true(has_warning(&r, "was not checked"));
   f = facts();
   f.route_present = false;
-  assert_render_error_f(spec, &f, "unable to get openshift-monitoring/prometheus-k8s route: "
-                                  "route.route.openshift.io \"prometheus-k8s\" not found");
+  assert_render_error_f(spec, &f,
+                        "unable to get openshift-monitoring/prometheus-k8s route: "
+                        "route.route.openshift.io \"prometheus-k8s\" not found");
   f.route_error = "GET /apis/...: HTTP 403: forbidden";
-  assert_render_error_f(spec, &f, "unable to get openshift-monitoring/prometheus-k8s route: "
-                                  "GET /apis/...: HTTP 403: forbidden");
+  assert_render_error_f(spec, &f,
+                        "unable to get openshift-monitoring/prometheus-k8s route: "
+                        "GET /apis/...: HTTP 403: forbidden");
   f.prometheus_url = "https://thanos:9091";
   r = render_ok_f(spec, &f);
   assert_string_equal(
@@ -617,8 +635,9 @@ static void test_kubevirt_preconditions(void **state) {
   assert_render_error_f(spec, &f, "No ingress found in openshift-monitoring/prometheus-k8s route");
   f = facts();
   f.route_host = "";
-  assert_render_error_f(spec, &f, "Host for status.ingress[0] in openshift-monitoring/prometheus-k8s "
-                                  "route is empty");
+  assert_render_error_f(spec, &f,
+                        "Host for status.ingress[0] in openshift-monitoring/prometheus-k8s "
+                        "route is empty");
   f = facts();
   f.monitoring_label = 0;
   r = render_ok_f(spec, &f);
@@ -626,11 +645,12 @@ static void test_kubevirt_preconditions(void **state) {
   /* the Route is read before any profile is built: its error wins over a profile's */
   f = facts();
   f.route_present = false;
-  assert_render_error_f("  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n"
-                        "  profileCustomizations: {thresholdPriority: 1, thresholdPriorityClassName: x}\n",
-                        &f,
-                        "unable to get openshift-monitoring/prometheus-k8s route: "
-                        "route.route.openshift.io \"prometheus-k8s\" not found");
+  assert_render_error_f(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n"
+      "  profileCustomizations: {thresholdPriority: 1, thresholdPriorityClassName: x}\n",
+      &f,
+      "unable to get openshift-monitoring/prometheus-k8s route: "
+      "route.route.openshift.io \"prometheus-k8s\" not found");
   /* no Prometheus needed, no Route read */
   render_ok_f("  deschedulingIntervalSeconds: 5\n  profiles: [LongLifecycle]\n", &f);
 }
@@ -639,20 +659,23 @@ static void test_scheduler_conflicts(void **state) {
   (void)state;
   kd_facts f = facts();
   f.scheduler_profile = "HighNodeUtilization";
-  assert_render_error_f("  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints, "
-                        "DevPreviewLongLifecycle]\n",
-                        &f,
-                        "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization "
-                        "may cause an eviction/scheduling hot loop");
+  assert_render_error_f(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [AffinityAndTaints, "
+      "DevPreviewLongLifecycle]\n",
+      &f,
+      "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization "
+      "may cause an eviction/scheduling hot loop");
   render_ok_f("  deschedulingIntervalSeconds: 5\n  profiles: [KubeVirtRelieveAndMigrate]\n", &f);
   render_ok_f("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n", &f);
   f.scheduler_profile = "LowNodeUtilization";
-  assert_render_error_f("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n", &f,
-                        "enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization may "
-                        "cause an eviction/scheduling hot loop");
+  assert_render_error_f(
+      "  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n", &f,
+      "enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization may "
+      "cause an eviction/scheduling hot loop");
   f.scheduler_known = false;
   f.scheduler_profile = NULL;
-  kd_result r = render_ok_f("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n", &f);
+  kd_result r =
+      render_ok_f("  deschedulingIntervalSeconds: 5\n  profiles: [CompactAndScale]\n", &f);
   assert_true(has_warning(&r, "could not be read"));
 }
 
@@ -705,11 +728,14 @@ static void test_facts_from_model(void **state) {
       "\"labels\":{\"openshift.io/cluster-monitoring\":\"true\"}}},"
       "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshiftx\"}},"
       "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-a\"}},"
-      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"kubevirt.io/schedulable\":\"false\"}}},"
-      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"kubevirt.io/schedulable\":\"true\"}}},"
+      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"kubevirt.io/"
+      "schedulable\":\"false\"}}},"
+      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"kubevirt.io/"
+      "schedulable\":\"true\"}}},"
       "{\"apiVersion\":\"serving.knative.dev/v1\",\"kind\":\"Route\",\"metadata\":{\"name\":"
       "\"prometheus-k8s\",\"namespace\":\"openshift-monitoring\"},\"status\":{}},"
-      "{\"apiVersion\":\"route.openshift.io/v1\",\"kind\":\"Route\",\"metadata\":{\"name\":\"other\","
+      "{\"apiVersion\":\"route.openshift.io/"
+      "v1\",\"kind\":\"Route\",\"metadata\":{\"name\":\"other\","
       "\"namespace\":\"openshift-monitoring\"},\"status\":{\"ingress\":[{\"host\":\"x\"}]}},"
       "{\"apiVersion\":\"route.openshift.io/v1\",\"kind\":\"Route\",\"metadata\":{\"name\":"
       "\"prometheus-k8s\",\"namespace\":\"openshift-monitoring\"},\"status\":{\"ingress\":"
@@ -726,8 +752,12 @@ static void test_facts_from_model(void **state) {
     fail_msg("%s", err.msg);
   kd_facts f;
   kd_facts_from_model(test_mem, m, &f);
-  static const char *const want[] = {"kube-system", "hypershift", "openshift", "openshift-a",
-                                     "openshift-kube-descheduler-operator", "openshift-z"};
+  static const char *const want[] = {"kube-system",
+                                     "hypershift",
+                                     "openshift",
+                                     "openshift-a",
+                                     "openshift-kube-descheduler-operator",
+                                     "openshift-z"};
   assert_int_equal(f.nprotected, 6);
   for (size_t i = 0; i < 6; i++)
     assert_string_equal(f.protected_ns[i], want[i]);
@@ -753,10 +783,11 @@ static void test_facts_from_model(void **state) {
   assert_int_equal(f.monitoring_label, -1);
   model_free(m);
   /* a Route with a malformed status is an error naming the field */
-  assert_null(load_model_text("{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"route.openshift.io/v1\","
-                              "\"kind\":\"Route\",\"metadata\":{\"name\":\"prometheus-k8s\","
-                              "\"namespace\":\"openshift-monitoring\"},\"status\":{\"ingress\":{}}}]}",
-                              &err));
+  assert_null(
+      load_model_text("{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"route.openshift.io/v1\","
+                      "\"kind\":\"Route\",\"metadata\":{\"name\":\"prometheus-k8s\","
+                      "\"namespace\":\"openshift-monitoring\"},\"status\":{\"ingress\":{}}}]}",
+                      &err));
   assert_non_null(strstr(err.msg, "status.ingress: expected a list"));
 }
 
@@ -801,12 +832,11 @@ static void test_rendered_policies_load(void **state) {
 static void test_rendered_kubevirt_policy_loads(void **state) {
   (void)state;
   kd_result r = render_ok(SEED "    devMigrationCooldown: 20m\n    devMaxMigrationCooldown: 2h\n");
-  assert_string_equal(str_at(args_of(&r, 1, "KubevirtMigrationAware"), "migrationCooldown", NULL,
-                             NULL),
-                      "20m0s");
-  assert_string_equal(str_at(args_of(&r, 1, "KubevirtMigrationAware"), "maxMigrationCooldown",
-                             NULL, NULL),
-                      "2h0m0s");
+  assert_string_equal(
+      str_at(args_of(&r, 1, "KubevirtMigrationAware"), "migrationCooldown", NULL, NULL), "20m0s");
+  assert_string_equal(
+      str_at(args_of(&r, 1, "KubevirtMigrationAware"), "maxMigrationCooldown", NULL, NULL),
+      "2h0m0s");
   assert_null(doc_get(args_of(&r, 1, "KubevirtMigrationAware"), "migrationHistoryWindow"));
   dserr err;
   policy *p = load_rendered(&r, &err);
