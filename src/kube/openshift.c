@@ -8,26 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* GET path into a tree. Returns 0 with *obj (NULL on 404), or -1 with err (transport failure,
- * unexpected status: then *status tells which). */
+/* GET path into a tree: 0 with *obj, or with *obj NULL when the object (or its API) is not
+ * found; -1 with err otherwise (*status 0 for a transport failure). */
 static int get_object(kube_client *c, const char *path, arena *a, doc_node **obj, long *status,
                       dserr *err) {
-  kube_response r = {0};
   *obj = NULL;
-  *status = 0;
-  if (kube_request(c, "GET", path, NULL, NULL, &r, err) < 0)
-    return -1;
-  *status = r.status;
-  int rc = 0;
-  if (r.status == 200) {
-    rc = doc_parse_json(a, path, r.body, r.len, obj, err);
-  } else if (r.status != 404) {
-    char msg[1024], reason[128];
-    kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
-    rc = dserr_set(err, "GET %s: HTTP %ld: %s", path, r.status, *msg ? msg : "(no message)");
-  }
-  kube_response_free(&r);
-  return rc;
+  if (kube_get_json(c, path, a, obj, status, err) == 0)
+    return 0;
+  *obj = NULL;
+  return *status == 404 ? 0 : -1;
 }
 
 static int decode_into(model *m, const doc_node *obj, const char *kind, const char *what,
