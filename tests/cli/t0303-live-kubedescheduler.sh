@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The descheduler run from an OpenShift KubeDescheduler against the API simulator, which serves
 # the operator's Route, Scheduler and KubeDescheduler resources as CRDs:
+#  - `profile render` reads the facts (and, with a reference, the CR) from the API server;
 #  - --kubedescheduler FILE: the CR's Predictive mode is a dry run even with --dry-run=false;
 #    an explicit --descheduling-interval 0 wins (one cycle);
 #  - --kubedescheduler-ref (with an explicit --v 3, which wins over logLevel): the CR is read
@@ -53,8 +54,26 @@ run_live --kubedescheduler-ref "$REF"
 expect_status 2
 expect_err "descheduler: kubedescheduler $REF: kubedeschedulers.operator.openshift.io \"cluster\" not found"
 
-# --- a reference, followed cycle after cycle
+# --- profile render reads the same facts from the API server (file, then the CR itself)
+cat >"$TMP/kv.yaml" <<'YAML'
+apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata: {name: cluster, namespace: openshift-kube-descheduler-operator}
+spec: {managementState: Managed, deschedulingIntervalSeconds: 60, profiles: [KubeVirtRelieveAndMigrate]}
+YAML
+run profile render --kubedescheduler "$TMP/kv.yaml" --kubeconfig "$SIM_KC" --psi present -o json
+expect_status 0
+expect_out '"exclude":["kube-system","hypershift","openshift","openshift-kube-descheduler-operator","openshift-monitoring"]'
+expect_out '"metricsProviders":[{"prometheus":{"url":"https://prometheus-k8s-openshift-monitoring.apps.example.com"},"source":"Prometheus"}]'
+expect_out '"nodeSelector":"kubevirt.io/schedulable=true"'
 kc apply -f "$TMP/kd.yaml" >/dev/null || fail "create the KubeDescheduler"
+run profile render --kubedescheduler-ref "$REF" --kubeconfig "$SIM_KC"
+expect_status 0
+expect_out "# DeschedulerPolicy rendered from kubedescheduler $REF"
+expect_out '--descheduling-interval=1s --feature-gates=EvictionsInBackground=true --dry-run=true -v=2'
+expect_out '- name: LongLifecycle'
+
+# --- a reference, followed cycle after cycle
 # --v 3 on the command line wins over the CR's logLevel (Normal, -v=2)
 "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --kubedescheduler-ref "$REF" --v 3 \
   --client-connection-qps 100 --client-connection-burst 100 >"$TMP/out" 2>"$TMP/err" &
