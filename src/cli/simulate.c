@@ -192,7 +192,7 @@ int cmd_simulate(int argc, char **argv) {
     return EXIT_CONFIG;
   }
   if ((!o.policy || !*o.policy) && !o.kd_file) {
-    fprintf(stderr, "descheduler simulate: --policy-config-file (or --kubedescheduler) is required\n");
+    fprintf(stderr, "descheduler simulate: --policy-config-file is required (or --kubedescheduler)\n");
     return EXIT_CONFIG;
   }
   if (!o.snapshot || !*o.snapshot) {
