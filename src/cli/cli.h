@@ -7,6 +7,8 @@
 
 int cmd_simulate(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+/* `profile render`: a KubeDescheduler CR as a DeschedulerPolicy */
+int cmd_profile(int argc, char **argv);
 /* upstream's command: the descheduler against a cluster */
 int cmd_run(int argc, char **argv);
 

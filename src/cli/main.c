@@ -1,7 +1,7 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, version; check, verify and `profile render` are planned. */
+ * Subcommands: simulate, version, `profile render`; check and verify are planned. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -12,10 +12,15 @@ static void usage(FILE *out) {
           "descheduler - a Kubernetes descheduler for rebalancing KubeVirt virtual machines\n\n"
           "Usage:\n"
           "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
+          "  descheduler simulate --kubedescheduler FILE --snapshot FILE [flags]\n"
           "                                 run one descheduling cycle on a saved cluster state\n"
+          "  descheduler profile render --kubedescheduler FILE [--snapshot FILE] [-o yaml|json]\n"
+          "                                 the policy an OpenShift KubeDescheduler CR stands for\n"
           "  descheduler version            print the version\n"
           "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
-          "  descheduler check | verify | profile render   (not built yet)\n\n"
+          "  descheduler --kubedescheduler FILE | --kubedescheduler-ref NS/NAME [flags]\n"
+          "                                 run against a cluster with the policy a CR renders\n"
+          "  descheduler check | verify     (not built yet)\n\n"
           "Run 'descheduler --help' for the cluster flags, 'descheduler simulate --help' for the\n"
           "simulate flags.\n");
 }
@@ -38,7 +43,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
       return not_built(cmd);
     if (!strcmp(cmd, "profile"))
-      return not_built("profile render");
+      return cmd_profile(argc, argv);
     if (!strcmp(cmd, "help")) {
       usage(stdout);
       return 0;

@@ -10,12 +10,21 @@
  * Each cycle lists the cluster afresh into a new model (paged), brings the background
  * eviction cache up to date from it, and runs the same framework as `simulate`. A cycle whose
  * lists fail evicts nothing; a one-shot run then retries with backoff and exits 1 when the
- * cluster stays unreadable (upstream retries forever). */
+ * cluster stays unreadable (upstream retries forever).
+ *
+ * --kubedescheduler FILE / --kubedescheduler-ref NAMESPACE/NAME take the policy and the flags
+ * from an OpenShift KubeDescheduler CR instead (cli/kdsource.h, docs/openshift.md): the CR is
+ * rendered at start (an invalid one exits 2) and again at the start of every cycle with that
+ * cycle's view of the cluster (a reference is read again from the API server each time); a
+ * changed rendering is used from that cycle on. While the CR is invalid, or its policy does
+ * not load, every cycle evicts nothing and logs why. Flags given on the command line win over
+ * the rendered ones, except that a Predictive CR always means a dry run. */
 #include "../framework/framework.h"
 #include "../kube/cluster.h"
 #include "../kube/config.h"
 #include "../kube/lease.h"
 #include "../kubevirt/recorder.h"
+#include "../kube/openshift.h"
 #include "../obs/log.h"
 #include "../obs/metrics.h"
 #include "../obs/server.h"
@@ -27,6 +36,7 @@
 #include "../util/timeutil.h"
 #include "cli.h"
 #include "flags.h"
+#include "kdsource.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -76,6 +86,7 @@ typedef struct {
   long long page_size;
   const char *decisions_file;
   long long decision_examples;
+  const char *kd_file, *kd_ref, *prometheus_url, *psi;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -106,6 +117,11 @@ typedef struct {
   char hostname[256];
   FILE *decisions_out; /* --decisions-file, appended to */
   unsigned long long cycles;
+  /* --kubedescheduler / --kubedescheduler-ref */
+  kdsrc *kd;
+  bool kd_broken; /* the CR is invalid or its policy does not load: evict nothing */
+  bool explicit_interval, explicit_v, explicit_gates, explicit_dry_run;
+  plugin_env env;
 } runner;
 
 /* One JSON line per cycle in --decisions-file: when, the totals, and the decision record. A
@@ -126,6 +142,62 @@ static void write_decisions(runner *r, const fw_result *res, const decisions *de
   sb_free(&sb);
 }
 
+/* The rendered flags, where the command line did not give them (a Predictive CR is always a
+ * dry run). */
+static void kd_apply_settings(runner *r) {
+  const kd_result *k = kdsrc_result(r->kd);
+  if (!r->explicit_interval)
+    r->o->interval_ns = k->interval_seconds * 1000000000LL;
+  r->o->dry_run = r->explicit_dry_run || k->dry_run;
+  if (!r->explicit_v)
+    log_set_verbosity(k->verbosity);
+  if (!r->explicit_gates) {
+    if (k->evictions_in_background && !r->gates.evictions_in_background)
+      r->first = true; /* rebuild the background cache from the pods' annotations */
+    r->gates.evictions_in_background = k->evictions_in_background;
+  }
+}
+
+/* Renders the CR against this cycle's model and switches to a changed policy. -1 when the
+ * cycle must evict nothing. */
+static int kd_refresh(runner *r, model *m) {
+  dserr err;
+  char route_error[1024];
+  if (kube_read_openshift_objects(r->client, m, route_error, sizeof route_error, &err) < 0) {
+    LOGE(NULL, "Failed to read the cluster state; nothing is evicted this cycle", err.msg);
+    return -1;
+  }
+  int changed = kdsrc_render(r->kd, m, r->client, route_error, &err);
+  if (changed < 0) {
+    LOGE(NULL, "The KubeDescheduler cannot be rendered; nothing is evicted until it is fixed",
+         err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));
+    r->kd_broken = true;
+    return -1;
+  }
+  if (!changed && !r->kd_broken)
+    return 0;
+  policy *np = kdsrc_load_policy(r->kd, &r->env, &err);
+  if (!np) {
+    LOGE(NULL, "The policy rendered from the KubeDescheduler does not load; nothing is evicted "
+               "until it is fixed",
+         err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));
+    r->kd_broken = true;
+    return -1;
+  }
+  policy_free(r->pol);
+  r->pol = np;
+  kd_apply_settings(r);
+  if (changed)
+    kdsrc_log_warnings(r->kd);
+  LOGV(0, NULL,
+       r->kd_broken && !changed ? "The KubeDescheduler can be rendered again; its policy is used from this cycle"
+                                : "The KubeDescheduler's rendering changed; the new policy is used from this cycle",
+       LSTR("kubedescheduler", kdsrc_name(r->kd)), LBOOL("dryRun", r->o->dry_run),
+       LINT("deschedulingIntervalSeconds", r->o->interval_ns / 1000000000LL));
+  r->kd_broken = false;
+  return 0;
+}
+
 /* One cycle: read, sync the background cache, decide, evict. -1 when the reads failed. */
 static int run_cycle(runner *r) {
   model *m = model_new();
@@ -138,6 +210,10 @@ static int run_cycle(runner *r) {
     goto out;
   }
   m->vmis_complete = r->disc.kubevirt;
+  if (r->kd && kd_refresh(r, m) < 0) {
+    rc = -1;
+    goto out;
+  }
   if (r->gates.evictions_in_background)
     bg_sync(&r->bg, m, (int64_t)time(NULL), r->first);
   r->first = false;
@@ -242,6 +318,7 @@ int cmd_run(int argc, char **argv) {
   o.otel_rate = 1;
   o.page_size = 500;
   o.decision_examples = 5;
+  o.psi = "auto";
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -290,6 +367,10 @@ int cmd_run(int argc, char **argv) {
       {"list-page-size", NULL, FLAG_INT, &o.page_size, "objects per LIST page (client-go's pager uses 500)", "500"},
       {"decisions-file", NULL, FLAG_STRING, &o.decisions_file, "append one JSON line per cycle with every pod's outcome and why (docs/decisions.md)", NULL},
       {"decision-examples", NULL, FLAG_INT, &o.decision_examples, "pods named per reason in the decision record", "5"},
+      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "OpenShift KubeDescheduler CR file: run the policy and flags it renders (instead of --policy-config-file)", NULL},
+      {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref, "the same, reading NAMESPACE/NAME from the API server at every cycle", NULL},
+      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
+      {"psi", NULL, FLAG_STRING, &o.psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", "auto"},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -325,7 +406,18 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
     return EXIT_CONFIG;
   }
-  if (!o.policy || !*o.policy) {
+  bool kd = o.kd_file || o.kd_ref;
+  if (kd && o.policy) {
+    fprintf(stderr, "descheduler: --policy-config-file and --kubedescheduler%s cannot be used "
+                    "together: the policy is rendered from the KubeDescheduler\n",
+            o.kd_ref ? "-ref" : "");
+    return EXIT_CONFIG;
+  }
+  r.explicit_interval = flags_find(defs, "descheduling-interval")->seen;
+  r.explicit_v = flags_find(defs, "v")->seen;
+  r.explicit_gates = flags_find(defs, "feature-gates")->seen;
+  r.explicit_dry_run = o.dry_run;
+  if (!kd && (!o.policy || !*o.policy)) {
     LOGV(1, NULL, "Policy config file not specified");
     fprintf(stderr, "descheduler: --policy-config-file is required (upstream: deschedulerPolicy is nil)\n");
     return EXIT_CONFIG;
@@ -334,7 +426,7 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: Invalid lock-type %s\n", o.lock);
     return EXIT_CONFIG;
   }
-  if (o.leader_elect && !o.dry_run && o.interval_ns == 0) {
+  if (!kd && o.leader_elect && !o.dry_run && o.interval_ns == 0) {
     fprintf(stderr, "descheduler: leaderElection must be used with deschedulingInterval\n");
     return EXIT_CONFIG;
   }
@@ -390,8 +482,50 @@ int cmd_run(int argc, char **argv) {
     status = EXIT_CONFIG;
     goto out;
   }
-  plugin_env env = {kube_priority_class_value, r.client};
-  r.pol = policy_load(o.policy, plugin_lookup, &env, &err);
+  r.env = (plugin_env){kube_priority_class_value, r.client};
+  if (kd) {
+    kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, !kc || !*kc};
+    r.kd = kdsrc_new(&ko, &err);
+    if (!r.kd) {
+      fprintf(stderr, "descheduler: %s\n", err.msg);
+      status = EXIT_CONFIG;
+      goto out;
+    }
+    /* what the operator reads, as it is now: the protected namespaces are fixed from this read */
+    model *facts = model_new();
+    char route_error[1024];
+    int frc = kube_read_openshift_facts(r.client, facts, (int)o.page_size, route_error,
+                                        sizeof route_error, &err);
+    if (frc == 0)
+      frc = model_finish(facts, &err);
+    if (frc < 0) {
+      model_free(facts);
+      LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
+      goto out;
+    }
+    frc = kdsrc_render(r.kd, facts, r.client, route_error, &err);
+    model_free(facts);
+    if (frc < 0) {
+      fprintf(stderr, "descheduler: %s\n", err.msg);
+      status = EXIT_CONFIG;
+      goto out;
+    }
+    kd_apply_settings(&r);
+    kdsrc_log_warnings(r.kd);
+    r.pol = kdsrc_load_policy(r.kd, &r.env, &err);
+    if (r.pol)
+      LOGV(0, NULL, "Using the policy rendered from the KubeDescheduler",
+           LSTR("kubedescheduler", kdsrc_name(r.kd)), LBOOL("dryRun", o.dry_run),
+           LINT("deschedulingIntervalSeconds", o.interval_ns / 1000000000LL));
+    if (o.leader_elect && !o.dry_run && o.interval_ns == 0) {
+      fprintf(stderr, "descheduler: leaderElection must be used with deschedulingInterval\n");
+      status = EXIT_CONFIG;
+      goto out;
+    }
+    elect = o.leader_elect && !o.dry_run;
+  } else {
+    r.pol = policy_load(o.policy, plugin_lookup, &r.env, &err);
+  }
   if (!r.pol) {
     fprintf(stderr, "descheduler: %s\n", err.msg);
     status = EXIT_CONFIG;
@@ -505,6 +639,7 @@ out:
   kube_client_free(lease_client);
   bg_clear(&r.bg);
   policy_free(r.pol);
+  kdsrc_free(r.kd);
   kube_client_free(r.client);
   kube_config_free(cfg);
   obs_server_stop(srv);

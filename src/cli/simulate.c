@@ -3,7 +3,11 @@
  * Reads a snapshot (a v1 List as `kubectl get ... -o json|yaml` prints it), loads the policy,
  * runs the same cycle a live run would, with an eviction sink that only records (and
  * answers for KubeVirt as its webhook would), and prints the plan. Logs go to stderr, the
- * plan to stdout. Exit 0 on success, 2 on bad input. */
+ * plan to stdout. Exit 0 on success, 2 on bad input.
+ *
+ * With --kubedescheduler FILE the policy is the one the OpenShift operator renders from that
+ * CR, with the snapshot as the cluster it reads (cli/kdsource.h); the CR's feature gate and log
+ * level apply unless --feature-gates or --v are given. */
 #include "../decode/decode.h"
 #include "../framework/framework.h"
 #include "../kubevirt/simsink.h"
@@ -18,6 +22,7 @@
 #include "../util/timeutil.h"
 #include "cli.h"
 #include "flags.h"
+#include "kdsource.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 typedef struct {
   const char *policy, *snapshot, *gates, *now, *output, *logging_format, *report;
   long long v, examples;
+  const char *kd_file, *prometheus_url, *psi;
 } sim_opts;
 
 static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
@@ -134,7 +140,11 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
 
 static void print_text(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
                        const sim_opts *o, const decisions *dec) {
-  printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
+  if (o->policy)
+    printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
+  else
+    printf("Simulated one descheduling cycle: snapshot %s, policy rendered from KubeDescheduler %s\n",
+           o->snapshot, o->kd_file);
   if (res->skipped)
     printf("The cycle was skipped: it needs at least 2 ready nodes, found %zu.\n", res->nnodes);
   printf("\nNodes (requested cpu / memory / pods, before -> after):\n");
@@ -213,7 +223,8 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
 }
 
 static void sim_usage(FILE *out, const flag_def *defs) {
-  fprintf(out, "Usage: descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n\n"
+  fprintf(out, "Usage: descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
+               "       descheduler simulate --kubedescheduler FILE --snapshot FILE [flags]\n\n"
                "Runs one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
                "`kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json` prints it)\n"
                "and prints the plan. Nothing is evicted: no cluster is contacted.\n\nFlags:\n");
@@ -221,7 +232,7 @@ static void sim_usage(FILE *out, const flag_def *defs) {
 }
 
 int cmd_simulate(int argc, char **argv) {
-  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3};
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3, NULL, NULL, "auto"};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
@@ -232,6 +243,9 @@ int cmd_simulate(int argc, char **argv) {
       {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", "text"},
       {"decision-examples", NULL, FLAG_INT, &o.examples, "pods named per reason in the decision summary", "3"},
       {"report", NULL, FLAG_STRING, &o.report, "also write the plan as a self-contained HTML page to this file", NULL},
+      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "OpenShift KubeDescheduler CR: run the policy it renders (instead of --policy-config-file)", NULL},
+      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with --kubedescheduler: Prometheus URL instead of the prometheus-k8s Route", NULL},
+      {"psi", NULL, FLAG_STRING, &o.psi, "with --kubedescheduler: PSI on the worker nodes: auto (unknown offline), present, absent", "auto"},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -245,8 +259,13 @@ int cmd_simulate(int argc, char **argv) {
     fprintf(stderr, "descheduler simulate: %s\n", err.msg);
     return EXIT_CONFIG;
   }
-  if (!o.policy || !*o.policy) {
-    fprintf(stderr, "descheduler simulate: --policy-config-file is required\n");
+  if (o.policy && o.kd_file) {
+    fprintf(stderr, "descheduler simulate: --policy-config-file and --kubedescheduler cannot be used "
+                    "together: the policy is rendered from the KubeDescheduler\n");
+    return EXIT_CONFIG;
+  }
+  if ((!o.policy || !*o.policy) && !o.kd_file) {
+    fprintf(stderr, "descheduler simulate: --policy-config-file is required (or --kubedescheduler)\n");
     return EXIT_CONFIG;
   }
   if (!o.snapshot || !*o.snapshot) {
@@ -288,7 +307,24 @@ int cmd_simulate(int argc, char **argv) {
     return EXIT_CONFIG;
   }
   plugin_env env = {pc_value, m};
-  policy *pol = policy_load(o.policy, plugin_lookup, &env, &err);
+  policy *pol = NULL;
+  if (o.kd_file) {
+    /* the snapshot stands for the cluster the operator reads */
+    kdsrc_options ko = {o.kd_file, NULL, o.prometheus_url, o.psi, false};
+    kdsrc *src = kdsrc_new(&ko, &err);
+    if (src && kdsrc_render(src, m, NULL, NULL, &err) >= 0) {
+      const kd_result *r = kdsrc_result(src);
+      if (!flags_find(defs, "v")->seen)
+        log_set_verbosity(r->verbosity);
+      kdsrc_log_warnings(src);
+      if (!flags_find(defs, "feature-gates")->seen)
+        gates.evictions_in_background = r->evictions_in_background;
+      pol = kdsrc_load_policy(src, &env, &err);
+    }
+    kdsrc_free(src);
+  } else {
+    pol = policy_load(o.policy, plugin_lookup, &env, &err);
+  }
   if (!pol) {
     fprintf(stderr, "descheduler simulate: %s\n", err.msg);
     model_free(m);

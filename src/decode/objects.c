@@ -988,6 +988,84 @@ static int decode_kubevirt(dctx *c, const doc_node *obj) {
   return 0;
 }
 
+/* ---------- OpenShift objects read by the KubeDescheduler rendering ---------- */
+
+/* An object of an OpenShift kind counts only in its own API group (Knative also has a Route):
+ * apiVersion "<group>/..." or no apiVersion (items of a typed list carry none). */
+static bool in_group(const doc_node *obj, const char *group) {
+  const char *av = doc_str(doc_get(obj, "apiVersion"));
+  size_t n = strlen(group);
+  return !av || (strncmp(av, group, n) == 0 && av[n] == '/');
+}
+
+static bool named(dctx *c, const doc_node *obj, const char *ns, const char *name, bool *match) {
+  const char *ons = NULL, *oname = NULL;
+  if (decode_metadata_common(c, doc_get(obj, "metadata"), ns ? &ons : NULL, &oname, NULL,
+                             ns != NULL) < 0)
+    return false;
+  *match = strcmp(oname, name) == 0 && (!ns || strcmp(ons, ns) == 0);
+  return true;
+}
+
+static int decode_route(dctx *c, const doc_node *obj) {
+  bool match;
+  if (!named(c, obj, "openshift-monitoring", "prometheus-k8s", &match))
+    return -1;
+  if (!match || !in_group(obj, "route.openshift.io")) {
+    c->m->skipped++;
+    return 0;
+  }
+  openshift_objs *o = &c->m->openshift;
+  const doc_node *ing = doc_path(obj, "status", "ingress", NULL);
+  if (want_map(c, doc_get(obj, "status"), "status") < 0 || want_seq(c, ing, "status.ingress") < 0)
+    return -1;
+  o->route_ningress = seq_len(ing);
+  o->route_host = "";
+  if (o->route_ningress) {
+    if (want_map(c, ing->items[0], "status.ingress[0]") < 0 ||
+        get_str(c, doc_get(ing->items[0], "host"), "status.ingress[0].host", &o->route_host) < 0)
+      return -1;
+    o->route_host = str_or(o->route_host, "");
+  }
+  o->route_present = true;
+  return 0;
+}
+
+static int decode_scheduler(dctx *c, const doc_node *obj) {
+  bool match;
+  if (!named(c, obj, NULL, "cluster", &match))
+    return -1;
+  if (!match || !in_group(obj, "config.openshift.io")) {
+    c->m->skipped++;
+    return 0;
+  }
+  openshift_objs *o = &c->m->openshift;
+  if (want_map(c, doc_get(obj, "spec"), "spec") < 0 ||
+      get_str(c, doc_path(obj, "spec", "profile", NULL), "spec.profile", &o->scheduler_profile) < 0)
+    return -1;
+  o->scheduler_profile = str_or(o->scheduler_profile, "");
+  o->scheduler_present = true;
+  return 0;
+}
+
+/* The CR is kept whole: its validation and rendering (policy/kubedescheduler.c) read it as the
+ * API server hands it over, with their own messages. */
+static int decode_kubedescheduler(dctx *c, const doc_node *obj) {
+  bool match;
+  if (!named(c, obj, "openshift-kube-descheduler-operator", "cluster", &match))
+    return -1;
+  if (!in_group(obj, "operator.openshift.io")) {
+    c->m->skipped++;
+    return 0;
+  }
+  if (!match) {
+    c->m->openshift.other_kubedeschedulers++;
+    return 0;
+  }
+  c->m->openshift.kubedescheduler = doc_copy(c->m->mem, obj);
+  return 0;
+}
+
 int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *err) {
   dctx c = {m, err};
   if (!obj || obj->type != DOC_MAP)
@@ -1009,7 +1087,10 @@ int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *e
                  {"PersistentVolumeClaim", decode_pvc},
                  {"VirtualMachineInstance", decode_vmi},
                  {"VirtualMachineInstanceMigration", decode_vmim},
-                 {"KubeVirt", decode_kubevirt}};
+                 {"KubeVirt", decode_kubevirt},
+                 {"Route", decode_route},
+                 {"Scheduler", decode_scheduler},
+                 {"KubeDescheduler", decode_kubedescheduler}};
   for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
     if (strcmp(kind, readers[i].kind) == 0)
       return readers[i].fn(&c, obj);

@@ -28,6 +28,15 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
  * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
 
+/* GET path and parse the JSON body into a (200), else -1 with err (`GET <path>: HTTP <status>:
+ * <message>`); *status is the HTTP status, 0 after a transport failure. */
+int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                  dserr *err);
+
+/* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                   dserr *err);
+
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);
 

@@ -238,6 +238,19 @@ typedef struct {
   int parallel_outbound_per_node; /* -1 when unset (KubeVirt default 2) */
 } kubevirt_cr;
 
+/* OpenShift objects that rendering a KubeDescheduler CR reads (policy/kubedescheduler.h,
+ * docs/openshift.md). Only the named objects are kept. */
+typedef struct {
+  bool route_present;            /* Route openshift-monitoring/prometheus-k8s */
+  size_t route_ningress;         /* its status.ingress entries */
+  const char *route_host;        /* status.ingress[0].host, "" when absent */
+  bool scheduler_present;        /* Scheduler (config.openshift.io/v1) "cluster" */
+  const char *scheduler_profile; /* its spec.profile, "" when unset */
+  doc_node *kubedescheduler; /* KubeDescheduler openshift-kube-descheduler-operator/cluster: a
+                                copy of the object in the model arena, NULL when absent */
+  size_t other_kubedeschedulers; /* KubeDeschedulers of another namespace/name (ignored) */
+} openshift_objs;
+
 #define MODEL_VEC(type, name)                                                                      \
   struct {                                                                                         \
     size_t n, cap;                                                                                 \
@@ -259,6 +272,7 @@ typedef struct model {
   /* true when the VMIs are every VMI of the cluster (a live read lists them all); a snapshot
    * may omit some, so a launcher without its VMI is then not proof of anything */
   bool vmis_complete;
+  openshift_objs openshift;
   size_t skipped; /* objects of kinds the model does not keep */
 } model;
 

@@ -52,6 +52,18 @@ static int read_names(loader *l, const doc_node *n, const char *path, plugin_set
   return 0;
 }
 
+/* A plugin set with no plugin in it (null, {}, or null/empty enabled and disabled lists) */
+static bool point_configures_anything(const doc_node *set) {
+  if (is_null(set) || set->type != DOC_MAP)
+    return !is_null(set);
+  for (size_t k = 0; k < set->n; k++) {
+    const doc_node *v = set->pairs[k].value;
+    if (!is_null(v) && !(v->type == DOC_SEQ && v->n == 0))
+      return true;
+  }
+  return false;
+}
+
 static int read_plugin_sets(loader *l, const doc_node *plugins, const char *path, profile *pr) {
   if (is_null(plugins))
     return 0;
@@ -68,6 +80,9 @@ static int read_plugin_sets(loader *l, const doc_node *plugins, const char *path
                       : !strcmp(point, "preevictionfilter") ? &pr->preevictionfilter
                                                             : NULL;
     if (!dst) {
+      if (!point_configures_anything(set))
+        continue; /* e.g. `sort: {enabled: null, disabled: null}`, as the OpenShift operator
+                     writes every extension point */
       warn_ignored(l, p,
                    !strcmp(point, "presort") || !strcmp(point, "sort")
                        ? "the presort and sort extension points are not used"

@@ -755,3 +755,12 @@ const char *doc_describe(arena *a, const doc_node *node) {
     return node->text ? node->text : "?";
   }
 }
+
+doc_type doc_plain_scalar_type(const char *text) {
+  arena *a = arena_new(256);
+  doc_node n;
+  memset(&n, 0, sizeof n);
+  type_yaml_plain(a, &n, text);
+  arena_free(a);
+  return n.type;
+}

@@ -13,8 +13,10 @@
 
 #include "arena.h"
 #include "err.h"
+#include "strbuf.h"
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -82,5 +84,36 @@ const char *doc_str(const doc_node *node);
 const char *doc_type_name(doc_type t);
 /* Short rendering of a scalar for messages ("true", "\"abc\"", "a map"). */
 const char *doc_describe(arena *a, const doc_node *node);
+
+/* ---------- building, copying, comparing and writing trees (doc_write.c) ----------
+ * Renderers (the KubeDescheduler profiles) build a tree and write it as YAML or JSON; tests
+ * compare trees as data. Every node is allocated in the arena given; strings are copied. */
+doc_node *doc_new_null(arena *a);
+doc_node *doc_new_bool(arena *a, bool b);
+doc_node *doc_new_int(arena *a, int64_t i);
+doc_node *doc_new_str(arena *a, const char *s);
+doc_node *doc_new_map(arena *a);
+doc_node *doc_new_seq(arena *a);
+/* A list of strings (NULL entries are not allowed). */
+doc_node *doc_new_strs(arena *a, const char *const *items, size_t n);
+/* Sets key in map (replacing an existing value, else appending). Returns value. */
+doc_node *doc_map_put(arena *a, doc_node *map, const char *key, doc_node *value);
+/* Appends value to seq. Returns value. */
+doc_node *doc_seq_add(arena *a, doc_node *seq, doc_node *value);
+/* Deep copy into a (used to keep one object of a streamed list). */
+doc_node *doc_copy(arena *a, const doc_node *node);
+/* Structural equality: maps are compared as key sets (order does not matter), lists in order,
+ * an integer equals a number of the same value. On a difference, where (if non-NULL) gets
+ * the path of the first one found ("profiles[0].pluginConfig[1].args.thresholds.cpu"). */
+bool doc_equal(const doc_node *x, const doc_node *y, strbuf *where);
+/* How a plain (unquoted) YAML scalar with this text would be read back: DOC_STR when the
+ * text stays a string, else the type YAML 1.1 (go-yaml v2) resolves it to. */
+doc_type doc_plain_scalar_type(const char *text);
+/* Writes the tree as one block-style YAML document (libyaml's emitter), map keys sorted as
+ * Go's encoding/json sorts them (byte order); strings that would read back as another type
+ * are quoted. Lines are never folded. Returns -1 with err if libyaml fails. */
+int doc_write_yaml(strbuf *out, const doc_node *node, dserr *err);
+/* Writes the tree as JSON with map keys sorted; indent 0 = one line, else pretty-printed. */
+void doc_write_json(strbuf *out, const doc_node *node, int indent);
 
 #endif

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The descheduler run from an OpenShift KubeDescheduler against the API simulator, which serves
+# the operator's Route, Scheduler and KubeDescheduler resources as CRDs:
+#  - `profile render` reads the facts (and, with a reference, the CR) from the API server;
+#  - --kubedescheduler FILE: the CR's Predictive mode is a dry run even with --dry-run=false;
+#    an explicit --descheduling-interval 0 wins (one cycle);
+#  - --kubedescheduler-ref (with an explicit --v 3, which wins over logLevel): the CR is read
+#    again every cycle; switching it to Automatic makes the
+#    next cycle request live migrations; an invalid CR stops all evictions (logged with the
+#    operator's message) until it is fixed; SIGTERM exits 0.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/livelib.sh"
+LIVE=$ROOT/tests/data/profile/live
+REF=openshift-kube-descheduler-operator/cluster
+sim_start "$EXAMPLE/cluster.json" --migration-seconds 600
+kc apply -f "$LIVE/openshift-crds.yaml" >/dev/null || fail "create the OpenShift CRDs"
+for _ in $(seq 1 50); do kc get kubedeschedulers -A >/dev/null 2>&1 && break; sleep 0.1; done
+kc apply -f "$LIVE/openshift-objects.yaml" >/dev/null || fail "create the OpenShift objects"
+
+cat >"$TMP/kd.yaml" <<'YAML'
+apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata:
+  name: cluster
+  namespace: openshift-kube-descheduler-operator
+spec:
+  managementState: Managed
+  mode: Predictive
+  deschedulingIntervalSeconds: 1
+  profiles: [LongLifecycle, EvictPodsWithLocalStorage]
+  profileCustomizations:
+    devLowNodeUtilizationThresholds: Low
+    devEnableEvictionsInBackground: true
+YAML
+vmims() { kc get vmim -n vms -o json >"$TMP/vmim.json" && json_eval "$TMP/vmim.json" 'len(d["items"])'; }
+
+# --- a file, one cycle: Predictive is a dry run whatever --dry-run says
+run_live --kubedescheduler "$TMP/kd.yaml" --descheduling-interval 0 --dry-run=false --client-connection-qps 100
+expect_status 0
+expect_err "\"Using the policy rendered from the KubeDescheduler\" kubedescheduler=\"$TMP/kd.yaml\" dryRun=true deschedulingIntervalSeconds=0"
+expect_err '"Evicted pod in dry run mode" pod="vms/virt-launcher-vm-alpha-4f551"'
+expect_err '"Processing node"' # logLevel Normal: -v=2
+checks=$((checks + 1)); [ "$(vmims)" = 0 ] || fail "a dry run requested migrations"
+
+# --- refused at start
+run_live --kubedescheduler "$TMP/kd.yaml" --policy-config-file "$EXAMPLE/policy.yaml"
+expect_status 2
+expect_err 'descheduler: --policy-config-file and --kubedescheduler cannot be used together'
+sed 's/\[LongLifecycle, EvictPodsWithLocalStorage\]/[LongLifecycle, LifecycleAndUtilization]/' "$TMP/kd.yaml" >"$TMP/bad.yaml"
+run_live --kubedescheduler "$TMP/bad.yaml"
+expect_status 2
+expect_err "descheduler: $TMP/bad.yaml: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"
+run_live --kubedescheduler-ref "$REF"
+expect_status 2
+expect_err "descheduler: kubedescheduler $REF: kubedeschedulers.operator.openshift.io \"cluster\" not found"
+
+# --- profile render reads the same facts from the API server (file, then the CR itself)
+cat >"$TMP/kv.yaml" <<'YAML'
+apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata: {name: cluster, namespace: openshift-kube-descheduler-operator}
+spec: {managementState: Managed, deschedulingIntervalSeconds: 60, profiles: [KubeVirtRelieveAndMigrate]}
+YAML
+run profile render --kubedescheduler "$TMP/kv.yaml" --kubeconfig "$SIM_KC" --psi present -o json
+expect_status 0
+expect_out '"exclude":["kube-system","hypershift","openshift","openshift-kube-descheduler-operator","openshift-monitoring"]'
+expect_out '"metricsProviders":[{"prometheus":{"url":"https://prometheus-k8s-openshift-monitoring.apps.example.com"},"source":"Prometheus"}]'
+expect_out '"nodeSelector":"kubevirt.io/schedulable=true"'
+kc apply -f "$TMP/kd.yaml" >/dev/null || fail "create the KubeDescheduler"
+run profile render --kubedescheduler-ref "$REF" --kubeconfig "$SIM_KC"
+expect_status 0
+expect_out "# DeschedulerPolicy rendered from kubedescheduler $REF"
+expect_out '--descheduling-interval=1s --feature-gates=EvictionsInBackground=true --dry-run=true -v=2'
+expect_out '- name: LongLifecycle'
+
+# --- a reference, followed cycle after cycle
+# --v 3 on the command line wins over the CR's logLevel (Normal, -v=2)
+"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --kubedescheduler-ref "$REF" --v 3 \
+  --client-connection-qps 100 --client-connection-burst 100 >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+wait_for() { # N TEXT: until stderr has at least N lines with TEXT (20 s at most)
+  for _ in $(seq 1 200); do
+    [ "$(grep -cF -- "$2" "$TMP/err")" -ge "$1" ] && return 0
+    kill -0 "$pid" 2>/dev/null || fail "the descheduler exited"
+    sleep 0.1
+  done
+  fail "waited for $1 lines with: $2"
+}
+cycles() { grep -c '"Number of evictions/requests"' "$TMP/err"; }
+wait_for 2 '"Evicted pod in dry run mode" pod="vms/virt-launcher-vm-alpha-4f551"'
+checks=$((checks + 1)); [ "$(vmims)" = 0 ] || fail "Predictive requested migrations"
+
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"mode":"Automatic"}}' >/dev/null || fail "patch mode"
+wait_for 1 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\" kubedescheduler=\"kubedescheduler $REF\" dryRun=false"
+wait_for 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
+checks=$((checks + 1)); [ "$(vmims)" -ge 1 ] || fail "Automatic requested no migration"
+
+# invalid: nothing runs, the operator's message is logged every cycle
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage","LifecycleAndUtilization"]}}' >/dev/null || fail "patch profiles"
+wait_for 2 'cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously'
+before=$(cycles)
+requested=$(vmims)
+wait_for 4 'cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously'
+checks=$((checks + 1)); [ "$(cycles)" -le "$((before + 1))" ] || fail "cycles ran while the KubeDescheduler was invalid"
+checks=$((checks + 1)); [ "$(vmims)" = "$requested" ] || fail "migrations were requested while the KubeDescheduler was invalid"
+expect_err '"The KubeDescheduler cannot be rendered; nothing is evicted until it is fixed" err="kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"'
+
+# fixed: the same rendering as before comes back, cycles resume
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage"]}}' >/dev/null || fail "patch profiles back"
+wait_for 1 '"The KubeDescheduler can be rendered again; its policy is used from this cycle"'
+resumed=$(cycles)
+for _ in $(seq 1 100); do [ "$(cycles)" -gt "$resumed" ] && break; sleep 0.1; done
+checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not resume"
+
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+expect_status 0
+echo "t0303: $checks checks"
