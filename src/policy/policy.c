@@ -507,9 +507,11 @@ static const char *const injected[NINJECTED] = {"DefaultEvictor", "VMSafety"};
 
 static void set_insert(arena *a, plugin_set *s, size_t at, const char *name) {
   const char **names = ARENA_NEWN(a, const char *, s->n + 1);
-  memcpy(names, s->names, at * sizeof *names);
+  if (s->n) /* an empty set may have no array at all */
+    memcpy(names, s->names, at * sizeof *names);
   names[at] = name;
-  memcpy(names + at + 1, s->names + at, (s->n - at) * sizeof *names);
+  if (s->n > at)
+    memcpy(names + at + 1, s->names + at, (s->n - at) * sizeof *names);
   s->names = names;
   s->n++;
 }
