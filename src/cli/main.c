@@ -1,7 +1,7 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, version; check, verify and `profile render` are planned. */
+ * Subcommands: simulate, soft-taint, version; check, verify and `profile render` are planned. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -13,6 +13,8 @@ static void usage(FILE *out) {
           "Usage:\n"
           "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
           "                                 run one descheduling cycle on a saved cluster state\n"
+          "  descheduler soft-taint --policy-config-file FILE [--mode Automatic|Predictive]\n"
+          "                                 keep soft taints on hot nodes (actual utilization)\n"
           "  descheduler version            print the version\n"
           "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
           "  descheduler check | verify | profile render   (not built yet)\n\n"
@@ -35,6 +37,8 @@ int main(int argc, char **argv) {
       return cmd_simulate(argc, argv);
     if (!strcmp(cmd, "version"))
       return cmd_version(argc, argv);
+    if (!strcmp(cmd, "soft-taint"))
+      return cmd_softtaint(argc, argv);
     if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
       return not_built(cmd);
     if (!strcmp(cmd, "profile"))

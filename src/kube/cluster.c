@@ -15,8 +15,8 @@
 
 /* ---------- helpers ---------- */
 
-static int get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
-                    dserr *err) {
+int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                  dserr *err) {
   kube_response r = {0};
   if (kube_request(c, "GET", path, NULL, NULL, &r, err) < 0)
     return -1;
@@ -52,7 +52,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
   doc_node *root;
   long status;
   int rc = -1;
-  if (get_json(c, "/version", a, &root, &status, err) == 0) {
+  if (kube_get_json(c, "/version", a, &root, &status, err) == 0) {
     const char *maj = doc_str(doc_get(root, "major")), *min = doc_str(doc_get(root, "minor"));
     const char *gv = doc_str(doc_get(root, "gitVersion"));
     d->server_major = maj ? atoi(maj) : 0;
@@ -62,7 +62,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
     goto out;
   }
   /* the preferred version of the policy group is the Eviction body's apiVersion */
-  if (get_json(c, "/apis", a, &root, &status, err) < 0)
+  if (kube_get_json(c, "/apis", a, &root, &status, err) < 0)
     goto out;
   const doc_node *groups = doc_get(root, "groups");
   for (size_t i = 0; groups && groups->type == DOC_SEQ && i < groups->n; i++) {
@@ -79,7 +79,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
       }
     }
   }
-  if (get_json(c, "/api/v1", a, &root, &status, err) < 0)
+  if (kube_get_json(c, "/api/v1", a, &root, &status, err) < 0)
     goto out;
   const doc_node *res = doc_get(root, "resources");
   for (size_t i = 0; res && res->type == DOC_SEQ && i < res->n; i++) {
@@ -96,8 +96,8 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
-                    dserr *err) {
+int kube_list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+                  dserr *err) {
   char *token = NULL;
   size_t total = 0;
   do {
@@ -149,7 +149,7 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    if (list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
+    if (kube_list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
       return -1;
   }
   return 0;
@@ -163,7 +163,7 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
   arena *a = arena_new(8192);
   doc_node *root;
   long status;
-  int rc = get_json(c, sb_str(&path), a, &root, &status, err);
+  int rc = kube_get_json(c, sb_str(&path), a, &root, &status, err);
   if (rc == 0) {
     const doc_node *v = doc_get(root, "value");
     if (!v || v->type != DOC_INT)

@@ -23,10 +23,21 @@ typedef struct {
 
 int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
 
+/* GET path and parse a 200 answer into *root (in a). Any other status is an error
+ * `GET <path>: HTTP <code>: <Status message>` with *status set; -1 also for transport
+ * failures (*status then untouched). */
+int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                  dserr *err);
+
 /* Lists nodes, pods, namespaces, PDBs, priority classes, PVCs (and VMIs, VMIMs and the
  * KubeVirt CR when kubevirt) into m with limit=`page` pages. Does not call model_finish.
  * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
+
+/* Lists one kind (path such as "/api/v1/nodes") into m in pages of `page`; errors are
+ * `failed to list <path>: ...`. Does not call model_finish. */
+int kube_list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+                  dserr *err);
 
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);

@@ -755,3 +755,42 @@ const char *doc_describe(arena *a, const doc_node *node) {
     return node->text ? node->text : "?";
   }
 }
+
+void doc_write_json(strbuf *sb, const doc_node *node) {
+  if (!node) {
+    sb_append(sb, "null");
+    return;
+  }
+  switch (node->type) {
+  case DOC_NULL: sb_append(sb, "null"); break;
+  case DOC_BOOL: sb_append(sb, node->v.b ? "true" : "false"); break;
+  case DOC_INT:
+    if (node->text && *node->text && !node->big)
+      sb_printf(sb, "%lld", (long long)node->v.i);
+    else
+      sb_append(sb, node->text && *node->text ? node->text : "0");
+    break;
+  case DOC_FLOAT: sb_append_json_double(sb, node->v.f); break;
+  case DOC_STR: sb_append_json_str(sb, node->text); break;
+  case DOC_MAP:
+    sb_appendc(sb, '{');
+    for (size_t i = 0; i < node->n; i++) {
+      if (i)
+        sb_appendc(sb, ',');
+      sb_append_json_str(sb, node->pairs[i].key);
+      sb_appendc(sb, ':');
+      doc_write_json(sb, node->pairs[i].value);
+    }
+    sb_appendc(sb, '}');
+    break;
+  case DOC_SEQ:
+    sb_appendc(sb, '[');
+    for (size_t i = 0; i < node->n; i++) {
+      if (i)
+        sb_appendc(sb, ',');
+      doc_write_json(sb, node->items[i]);
+    }
+    sb_appendc(sb, ']');
+    break;
+  }
+}
