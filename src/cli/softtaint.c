@@ -1,16 +1,17 @@
 /* softtaint.c - `descheduler soft-taint`: flags of the soft-tainter (the logic is in
  * src/softtaint/).
  *
- *   descheduler soft-taint --policy-config-file FILE [--kubeconfig FILE] [--mode Automatic|Predictive]
+ *   descheduler soft-taint --policy-config-file FILE [--kubeconfig FILE] [--mode
+ * Automatic|Predictive]
  *                          [--interval 1m] [--once] [--v N]
  *
  * A pass every --interval (from the start of the previous one) until SIGTERM/SIGINT (exit 0);
  * --once runs one pass and exits 0, or 1 when the pass failed. A failed pass changes nothing
  * it could not classify and is retried at the next interval. Bad flags exit 2. */
+#include "../softtaint/softtaint.h"
 #include "../kube/client.h"
 #include "../kube/config.h"
 #include "../obs/log.h"
-#include "../softtaint/softtaint.h"
 #include "cli.h"
 #include "flags.h"
 
@@ -34,13 +35,14 @@ static double mono_seconds(void) {
 }
 
 static void st_usage(FILE *out, const flag_def *defs) {
-  fprintf(out,
-          "Usage: descheduler soft-taint --policy-config-file FILE [flags]\n\n"
-          "Keeps the PreferNoSchedule taints " SOFTTAINT_OVERUTILIZED " and\n"
-          SOFTTAINT_APPROPRIATE " on the policy's nodes in step with their\n"
-          "actual utilization (the KubeVirtRelieveAndMigrate profile's LowNodeUtilization query and\n"
-          "thresholds), so the scheduler stops sending migrated VMs back to hot nodes. Mode\n"
-          "Predictive (the default) only logs what it would change.\n\nFlags:\n");
+  fprintf(
+      out,
+      "Usage: descheduler soft-taint --policy-config-file FILE [flags]\n\n"
+      "Keeps the PreferNoSchedule taints " SOFTTAINT_OVERUTILIZED " and\n" SOFTTAINT_APPROPRIATE
+      " on the policy's nodes in step with their\n"
+      "actual utilization (the KubeVirtRelieveAndMigrate profile's LowNodeUtilization query and\n"
+      "thresholds), so the scheduler stops sending migrated VMs back to hot nodes. Mode\n"
+      "Predictive (the default) only logs what it would change.\n\nFlags:\n");
   flags_usage(out, defs);
 }
 
@@ -50,9 +52,12 @@ int cmd_softtaint(int argc, char **argv) {
   bool once = false;
   long long v = 0;
   flag_def defs[] = {
-      {"policy-config-file", NULL, FLAG_STRING, &policy, "DeschedulerPolicy file (read again every pass)", NULL},
-      {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config", NULL},
-      {"mode", NULL, FLAG_STRING, &mode, "Automatic (patch the nodes) or Predictive (log what would change)", "Predictive"},
+      {"policy-config-file", NULL, FLAG_STRING, &policy,
+       "DeschedulerPolicy file (read again every pass)", NULL},
+      {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
+       NULL},
+      {"mode", NULL, FLAG_STRING, &mode,
+       "Automatic (patch the nodes) or Predictive (log what would change)", "Predictive"},
       {"interval", NULL, FLAG_DURATION, &interval, "time between passes", "1m"},
       {"once", NULL, FLAG_BOOL, &once, "run one pass and exit (1 if it failed)", "false"},
       {"v", "v", FLAG_INT, &v, "log verbosity", "0"},
@@ -74,8 +79,8 @@ int cmd_softtaint(int argc, char **argv) {
     return EXIT_CONFIG;
   }
   if (strcmp(mode, "Automatic") && strcmp(mode, "Predictive")) {
-    fprintf(stderr, "descheduler soft-taint: --mode: expected Automatic or Predictive, got \"%s\"\n",
-            mode);
+    fprintf(stderr,
+            "descheduler soft-taint: --mode: expected Automatic or Predictive, got \"%s\"\n", mode);
     return EXIT_CONFIG;
   }
   if (interval <= 0 && !once) {

@@ -92,8 +92,8 @@ static int read_sample(const doc_node *s, size_t i, raw_sample *out, dserr *err)
   if (!value || value->type != DOC_SEQ || value->n != 2 ||
       (value->items[0]->type != DOC_INT && value->items[0]->type != DOC_FLOAT) ||
       value->items[1]->type != DOC_STR)
-    return dserr_set(err, "data.result[%zu].value: expected [<unix time>, \"<number>\"], got %s",
-                     i, value ? doc_type_name(value->type) : "nothing");
+    return dserr_set(err, "data.result[%zu].value: expected [<unix time>, \"<number>\"], got %s", i,
+                     value ? doc_type_name(value->type) : "nothing");
   if (parse_sample_value(value->items[1]->text, &out->value) < 0)
     return dserr_set(err, "data.result[%zu].value[1]: \"%s\" is not a number", i,
                      value->items[1]->text);
@@ -111,8 +111,8 @@ static int read_data(model *m, prom_answer *a, const doc_node *data, dserr *err)
     return dserr_set(err, "data.resultType: expected \"vector\", \"matrix\", \"scalar\" or "
                           "\"string\"");
   if (strcmp(type, "matrix") == 0 || strcmp(type, "scalar") == 0) {
-    a->error = model_printf(m, "expected query results to be of type \"vector\", got \"%s\" instead",
-                            type);
+    a->error = model_printf(
+        m, "expected query results to be of type \"vector\", got \"%s\" instead", type);
     return 0;
   }
   if (strcmp(type, "string") == 0) {
@@ -120,7 +120,8 @@ static int read_data(model *m, prom_answer *a, const doc_node *data, dserr *err)
     return 0;
   }
   if (strcmp(type, "vector") != 0) {
-    a->error = model_printf(m, "unable to capture prometheus metrics: unknown value type \"%s\"", type);
+    a->error =
+        model_printf(m, "unable to capture prometheus metrics: unknown value type \"%s\"", type);
     return 0;
   }
   if (!result || (result->type != DOC_SEQ && result->type != DOC_NULL))
@@ -257,7 +258,9 @@ static int on_metrics_item(void *vctx, doc_node *item, dserr *err) {
   }
   const char *kind = doc_str(doc_get(item, "kind"));
   if (!kind)
-    kind = doc_get(item, "containers") ? "PodMetrics" : doc_get(item, "usage") ? "NodeMetrics" : NULL;
+    kind = doc_get(item, "containers") ? "PodMetrics"
+           : doc_get(item, "usage")    ? "NodeMetrics"
+                                       : NULL;
   if (!kind || (strcmp(kind, "NodeMetrics") && strcmp(kind, "PodMetrics")))
     return dserr_set(err,
                      "items[%zu]: expected NodeMetrics or PodMetrics (kubectl get --raw "

@@ -111,8 +111,8 @@ void prom_query(prom_client *c, model *m, const char *query, double at) {
   if (rc == 0)
     kube_response_free(&resp);
   const prom_answer *a = m->prom_answers.items[m->prom_answers.n - 1];
-  LOGV(4, NULL, "Prometheus query answered", LSTR("query", query),
-       LUINT("samples", a->nsamples), LSTR("error", a->error ? a->error : ""));
+  LOGV(4, NULL, "Prometheus query answered", LSTR("query", query), LUINT("samples", a->nsamples),
+       LSTR("error", a->error ? a->error : ""));
   sb_free(&form);
   sb_free(&why);
 }

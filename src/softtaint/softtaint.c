@@ -54,8 +54,9 @@ void softtaint_free(softtainter *st) {
 typedef enum { CAT_UNDER, CAT_APPROPRIATE, CAT_OVER } category;
 
 static const char *category_name(category c) {
-  return c == CAT_OVER ? "overutilized" : c == CAT_APPROPRIATE ? "appropriatelyutilized"
-                                                                : "underutilized";
+  return c == CAT_OVER          ? "overutilized"
+         : c == CAT_APPROPRIATE ? "appropriatelyutilized"
+                                : "underutilized";
 }
 
 /* ---------- the node's taints ---------- */
@@ -218,8 +219,8 @@ static const metrics_provider *prometheus_provider(const policy *pol) {
 }
 
 /* Classifies the nodes from the answer; -1 with upstream's error. */
-static int classify(arena *a, const lnu_classification *cls, const prom_answer *ans,
-                    node **nodes, size_t n, category *cat, const char *query, dserr *err) {
+static int classify(arena *a, const lnu_classification *cls, const prom_answer *ans, node **nodes,
+                    size_t n, category *cat, const char *query, dserr *err) {
   nu_resources r;
   nu_resources_init(&r, cls->thresholds, true);
   nu_node *nn = ARENA_NEWN(a, nu_node, n ? n : 1);
@@ -309,8 +310,7 @@ int softtaint_reconcile(softtainter *st, dserr *err) {
   model *m = model_new();
   arena *a = arena_new(64 * 1024);
   int rc = -1;
-  if (kube_list_all(st->api, m, "/api/v1/nodes", "Node", 500, err) < 0 ||
-      model_finish(m, err) < 0)
+  if (kube_list_all(st->api, m, "/api/v1/nodes", "Node", 500, err) < 0 || model_finish(m, err) < 0)
     goto out;
   label_selector *sel = NULL;
   if (pol->node_selector && *pol->node_selector &&

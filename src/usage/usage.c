@@ -205,8 +205,8 @@ static void fetch_metrics_api(usage_live *u, model *m) {
     nm->usage.items = ARENA_NEWN(m->mem, res_q, 2);
     nm->usage.items[0] = (res_q){intern(m->strings, "cpu"), u->nodes[i].cpu_milli};
     int64_t bytes = u->nodes[i].memory_bytes;
-    nm->usage.items[1] = (res_q){intern(m->strings, "memory"),
-                                 bytes > INT64_MAX / 1000 ? INT64_MAX : bytes * 1000};
+    nm->usage.items[1] =
+        (res_q){intern(m->strings, "memory"), bytes > INT64_MAX / 1000 ? INT64_MAX : bytes * 1000};
     MODEL_PUSH(m, node_metrics, nm);
   }
   m->node_metrics_read = true;
@@ -358,8 +358,7 @@ int usage_live_fetch(usage_live *u, model *m, dserr *err) {
 
 /* ---------- simulate: --metrics files ---------- */
 
-int usage_load_files(model *m, const policy *pol, const char *const *paths, size_t n,
-                     dserr *err) {
+int usage_load_files(model *m, const policy *pol, const char *const *paths, size_t n, dserr *err) {
   usage_needs needs;
   fw_usage_needs(pol, &needs);
   const metrics_provider *mp = policy_metrics_provider(pol, "Prometheus");
@@ -382,19 +381,24 @@ int usage_load_files(model *m, const policy *pol, const char *const *paths, size
                          "response file answers one",
                          paths[i], needs.nqueries);
       if (needs.nqueries == 0)
-        LOGW(NULL, "Ignoring a Prometheus response: no enabled plugin of the policy queries "
-                   "Prometheus", LSTR("file", paths[i]));
+        LOGW(NULL,
+             "Ignoring a Prometheus response: no enabled plugin of the policy queries "
+             "Prometheus",
+             LSTR("file", paths[i]));
       else if (!prom_ok)
-        LOGW(NULL, "Ignoring a Prometheus response: the policy has no Prometheus metrics "
-                   "provider with a URL, so the plugins report \"prometheus client not "
-                   "initialized\" as they would live", LSTR("file", paths[i]));
+        LOGW(NULL,
+             "Ignoring a Prometheus response: the policy has no Prometheus metrics "
+             "provider with a URL, so the plugins report \"prometheus client not "
+             "initialized\" as they would live",
+             LSTR("file", paths[i]));
     }
     nodes |= info.node_list || info.node_metrics;
     pods |= info.pod_list || info.pod_metrics;
     if ((info.node_list || info.node_metrics || info.pod_list || info.pod_metrics) && !collector)
-      LOGW(NULL, "Ignoring metrics.k8s.io usage: the policy runs no metrics collector "
-                 "(metricsCollector.enabled or a KubernetesMetrics metrics provider), so the "
-                 "plugins report \"metrics client not initialized\" as they would live",
+      LOGW(NULL,
+           "Ignoring metrics.k8s.io usage: the policy runs no metrics collector "
+           "(metricsCollector.enabled or a KubernetesMetrics metrics provider), so the "
+           "plugins report \"metrics client not initialized\" as they would live",
            LSTR("file", paths[i]));
   }
   m->node_metrics_read = collector && nodes;

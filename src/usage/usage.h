@@ -57,7 +57,6 @@ int usage_prom_query(usage_prom *p, kube_client *api, model *m, const char *cons
 /* simulate: reads --metrics files into m (after model_finish) and links them. A file that
  * cannot be read or is not a metrics answer fails with err naming it and the field; answers
  * the policy would not read live are ignored with a warning. */
-int usage_load_files(model *m, const policy *pol, const char *const *paths, size_t n,
-                     dserr *err);
+int usage_load_files(model *m, const policy *pol, const char *const *paths, size_t n, dserr *err);
 
 #endif

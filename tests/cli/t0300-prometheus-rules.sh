@@ -35,4 +35,10 @@ PY
 status=$?
 expect_status 0
 expect_out "same groups"
+# the kustomize base renders it
+KUBECTL=${KUBECTL:-$ROOT/.deps/bin/kubectl}
+"$KUBECTL" kustomize "$ROOT/deploy/monitoring" >"$TMP/out" 2>"$TMP/err"; status=$?
+expect_status 0
+expect_out 'kind: PrometheusRule'
+expect_out 'record: descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m'
 echo "t0300: $checks checks"

@@ -123,6 +123,21 @@ checks=$((checks + 1))
 grep -q '"The node changed while its soft taints were updated; reading it again" node="worker-2" attempt=1' "$TMP/loop.err" ||
   fail "the conflict was not retried: $(grep -i worker-2 "$TMP/loop.err" | tail -n 3)"
 
+# the shipped Deployment (deploy/soft-taint) runs this binary with arguments it accepts
+"$KUBECTL" kustomize "$ROOT/deploy/soft-taint" >"$TMP/rendered.yaml" || fail "kubectl kustomize deploy/soft-taint"
+python3 - "$TMP/rendered.yaml" >"$TMP/args" <<'PY' || fail "no soft-taint container in the rendered manifests"
+import sys, yaml
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc and doc["kind"] == "Deployment":
+        c = doc["spec"]["template"]["spec"]["containers"][0]
+        assert c["command"] == ["/bin/descheduler"], c["command"]
+        print("\n".join(c["args"]))
+PY
+mapfile -t args <"$TMP/args"
+run "${args[@]/\/policy-dir\/policy.yaml/$TMP/policy.yaml}" --kubeconfig "$SIM_KC" --once
+expect_status 0
+expect_err '"Starting the soft-tainter" mode="Predictive"'
+
 # Prometheus unreachable: the pass fails and nothing changes
 sed "s|url: $PROM_URL|url: http://127.0.0.1:$(free_port)|" "$TMP/policy.yaml" >"$TMP/down.yaml"
 run soft-taint --kubeconfig "$SIM_KC" --policy-config-file "$TMP/down.yaml" --mode Automatic --once

@@ -49,13 +49,16 @@ static void assert_malformed(const char *body, const char *expect) {
   model_free(m);
 }
 
-#define VEC(samples) "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" samples "]}}"
-#define S(inst, v) "{\"metric\":{\"__name__\":\"x\",\"instance\":\"" inst "\"},\"value\":[1764000000.5,\"" v "\"]}"
+#define VEC(samples)                                                                               \
+  "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" samples "]}}"
+#define S(inst, v)                                                                                 \
+  "{\"metric\":{\"__name__\":\"x\",\"instance\":\"" inst "\"},\"value\":[1764000000.5,\"" v "\"]}"
 
 static void test_vector_samples(void **state) {
   (void)state;
   model *m;
-  const prom_answer *a = answer(VEC(S("b", "0.25") "," S("a", "1") "," S("c", "0") "," S("b", "0.5")), &m);
+  const prom_answer *a =
+      answer(VEC(S("b", "0.25") "," S("a", "1") "," S("c", "0") "," S("b", "0.5")), &m);
   assert_null(a->error);
   /* sorted by instance; the later sample of b wins, as in upstream's map */
   assert_int_equal(a->nsamples, 3);
@@ -149,7 +152,8 @@ static void test_malformed_responses(void **state) {
   assert_malformed("{\"status\":\"success\",\"data\":{\"result\":[]}}", "data.resultType");
   assert_malformed(VEC("{\"metric\":{\"instance\":\"a\"},\"value\":[1,0.5]}"),
                    "data.result[0].value: expected [<unix time>, \"<number>\"]");
-  assert_malformed(VEC(S("a", "0.5") "," S("b", "abc")), "data.result[1].value[1]: \"abc\" is not a number");
+  assert_malformed(VEC(S("a", "0.5") "," S("b", "abc")),
+                   "data.result[1].value[1]: \"abc\" is not a number");
   assert_malformed(VEC("{\"metric\":{\"instance\":7},\"value\":[1,\"0\"]}"),
                    "data.result[0].metric.instance: expected a string");
   assert_malformed(VEC("3"), "data.result[0]: expected a sample");
@@ -161,10 +165,16 @@ static void test_go_float_formatting(void **state) {
   static const struct {
     double v;
     const char *s;
-  } cases[] = {{0, "0"},         {1, "1"},          {1.5, "1.5"},
-               {0.1, "0.1"},     {100, "100"},      {-2.5, "-2.5"},
-               {1e21, "1000000000000000000000"},    {1.2345e-7, "0.00000012345"},
-               {123456.789, "123456.789"},          {0.30000000000000004, "0.30000000000000004"}};
+  } cases[] = {{0, "0"},
+               {1, "1"},
+               {1.5, "1.5"},
+               {0.1, "0.1"},
+               {100, "100"},
+               {-2.5, "-2.5"},
+               {1e21, "1000000000000000000000"},
+               {1.2345e-7, "0.00000012345"},
+               {123456.789, "123456.789"},
+               {0.30000000000000004, "0.30000000000000004"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     strbuf sb = {0};
     sb_append_go_float(&sb, cases[i].v);
@@ -193,18 +203,18 @@ static void test_metrics_files(void **state) {
   metrics_file_info info;
   dserr err;
   /* kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes: items without a kind */
-  const char *nodes = write_tmp("nodes.json",
-                                "{\"kind\":\"NodeMetricsList\",\"apiVersion\":\"metrics.k8s.io/v1beta1\","
-                                "\"items\":[{\"metadata\":{\"name\":\"a\"},\"usage\":{\"cpu\":"
-                                "\"1500000000n\",\"memory\":\"2Gi\"}}]}");
+  const char *nodes = write_tmp(
+      "nodes.json", "{\"kind\":\"NodeMetricsList\",\"apiVersion\":\"metrics.k8s.io/v1beta1\","
+                    "\"items\":[{\"metadata\":{\"name\":\"a\"},\"usage\":{\"cpu\":"
+                    "\"1500000000n\",\"memory\":\"2Gi\"}}]}");
   assert_int_equal(decode_metrics_file(m, nodes, NULL, &info, &err), 0);
   assert_int_equal(info.node_metrics, 1);
   assert_true(info.node_list);
   assert_int_equal(res_get(&m->node_metrics.items[0]->usage, "cpu", NULL), 1500);
-  const char *pods = write_tmp("pods.json",
-                               "{\"kind\":\"PodMetricsList\",\"items\":[{\"metadata\":{\"name\":\"p\","
-                               "\"namespace\":\"ns\"},\"containers\":[{\"name\":\"c\",\"usage\":"
-                               "{\"cpu\":\"250m\",\"memory\":\"1Mi\"}}]}]}");
+  const char *pods = write_tmp(
+      "pods.json", "{\"kind\":\"PodMetricsList\",\"items\":[{\"metadata\":{\"name\":\"p\","
+                   "\"namespace\":\"ns\"},\"containers\":[{\"name\":\"c\",\"usage\":"
+                   "{\"cpu\":\"250m\",\"memory\":\"1Mi\"}}]}]}");
   assert_int_equal(decode_metrics_file(m, pods, NULL, &info, &err), 0);
   assert_int_equal(info.pod_metrics, 1);
   const char *empty = write_tmp("empty.json", "{\"kind\":\"PodMetricsList\",\"items\":[]}");
@@ -215,16 +225,17 @@ static void test_metrics_files(void **state) {
   assert_true(info.prometheus);
   assert_non_null(model_find_prom_answer(m, Q));
   /* errors name the file and the field */
-  const char *bad = write_tmp("bad.json", "{\"items\":[{\"metadata\":{\"name\":\"x\"},\"spec\":{}}]}");
+  const char *bad =
+      write_tmp("bad.json", "{\"items\":[{\"metadata\":{\"name\":\"x\"},\"spec\":{}}]}");
   assert_int_equal(decode_metrics_file(m, bad, NULL, &info, &err), -1);
   assert_non_null(strstr(err.msg, bad));
   assert_non_null(strstr(err.msg, "items[0]: expected NodeMetrics or PodMetrics"));
   const char *badval = write_tmp("badval.json", VEC(S("a", "x")));
   assert_int_equal(decode_metrics_file(m, badval, Q, &info, &err), -1);
   assert_non_null(strstr(err.msg, "data.result[0].value[1]: \"x\" is not a number"));
-  const char *badpod = write_tmp("badpod.json",
-                                 "{\"kind\":\"PodMetricsList\",\"items\":[{\"metadata\":{\"name\":"
-                                 "\"p\"},\"containers\":[]}]}");
+  const char *badpod =
+      write_tmp("badpod.json", "{\"kind\":\"PodMetricsList\",\"items\":[{\"metadata\":{\"name\":"
+                               "\"p\"},\"containers\":[]}]}");
   assert_int_equal(decode_metrics_file(m, badpod, NULL, &info, &err), -1);
   assert_non_null(strstr(err.msg, "items[0] (PodMetrics p): metadata.namespace: required"));
   assert_int_equal(decode_metrics_file(m, "/nonexistent/metrics.json", NULL, &info, &err), -1);
@@ -298,7 +309,8 @@ static int add_usage(model *m, const policy *pol, void *ctx, dserr *err) {
   return 0;
 }
 
-static void run_usage(sim_run *r, const char *policy, const char *cluster, usage_input in, bool gate) {
+static void run_usage(sim_run *r, const char *policy, const char *cluster, usage_input in,
+                      bool gate) {
   if (sim_run_prepared(r, policy, cluster, gate, NULL, 3, add_usage, &in) != 0)
     fail_msg("cycle failed: %s", r->err.msg);
 }
@@ -384,7 +396,8 @@ static void test_prometheus_total_limit(void **state) {
             false);
   assert_int_equal(r.res.nevictions, 5);
   assert_evictions(&r, "ns/p0-0", "ns/p0-1", "ns/p1-0", "ns/p1-1", "ns/p2-0");
-  assert_int_equal(sim_log_count(&r, "maximum number of evicted pods per a descheduling cycle reached"), 1);
+  assert_int_equal(
+      sim_log_count(&r, "maximum number of evicted pods per a descheduling cycle reached"), 1);
   sim_run_free(&r);
 }
 
