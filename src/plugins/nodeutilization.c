@@ -106,6 +106,15 @@ static void requests_node_usage(const nu_resources *r, nu_node *nn) {
   nu_set_percentages(nn, r);
 }
 
+const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err) {
+  const prom_answer *a = model_find_prom_answer(m, query);
+  if (!a)
+    dserr_set(err, "prometheus client not initialized");
+  else if (a->error)
+    dserr_set(err, "%s", a->error);
+  return a && !a->error ? a : NULL;
+}
+
 nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
                     const nu_usage *src, dserr *err) {
   nu_source kind = src ? src->kind : NU_REQUESTS;
@@ -114,17 +123,8 @@ nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_
     dserr_set(err, "metrics client not initialized");
     return NULL;
   }
-  if (kind == NU_PROMETHEUS) {
-    answer = model_find_prom_answer(h->m, src->query);
-    if (!answer) {
-      dserr_set(err, "prometheus client not initialized");
-      return NULL;
-    }
-    if (answer->error) {
-      dserr_set(err, "%s", answer->error);
-      return NULL;
-    }
-  }
+  if (kind == NU_PROMETHEUS && !(answer = nu_prom_answer(h->m, src->query, err)))
+    return NULL;
   nu_node *out = ARENA_NEWN(h->scratch, nu_node, n ? n : 1);
   for (size_t i = 0; i < n; i++) {
     nu_node *nn = &out[i];

@@ -67,6 +67,9 @@ nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_
                     const nu_usage *src, dserr *err);
 /* Capacity and percentages of one node whose usage[] is set (MetricResource: 100). */
 void nu_set_percentages(nu_node *nn, const nu_resources *r);
+/* The usable answer to query, or NULL with the reason: `prometheus client not initialized`
+ * when nothing answered, else the answer's own error (upstream's words). */
+const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err);
 /* One node's MetricResource usage from a Prometheus answer: trunc(value * 100), then the
  * percentages. -1 with `unable to find metric entry for <node>` when it has no sample. */
 int nu_prom_node_usage(const prom_answer *a, const nu_resources *r, nu_node *nn, dserr *err);

@@ -73,17 +73,6 @@ typedef struct {
   bool want_appropriate, want_over;
 } wanted;
 
-static void url_escape_name(strbuf *sb, const char *s) {
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-        strchr("-._~", ch))
-      sb_appendc(sb, (char)ch);
-    else
-      sb_printf(sb, "%%%02X", ch);
-  }
-}
-
 /* The node's taint list with ours as wanted; every other taint is written back unchanged.
  * Sets *changed and logs nothing. */
 static void rebuild_taints(const doc_node *taints, const wanted *w, strbuf *out, bool *changed,
@@ -131,7 +120,7 @@ static int patch_node(softtainter *st, const char *name, const wanted *w, dserr 
   static const char *keys[2] = {SOFTTAINT_APPROPRIATE, SOFTTAINT_OVERUTILIZED};
   strbuf path = {0};
   sb_append(&path, "/api/v1/nodes/");
-  url_escape_name(&path, name);
+  kube_url_escape(&path, name);
   int rc = -1;
   for (int attempt = 1; attempt <= PATCH_TRIES; attempt++) {
     arena *a = arena_new(64 * 1024);
@@ -349,15 +338,9 @@ int softtaint_reconcile(softtainter *st, dserr *err) {
   const char *queries[1] = {cls.query};
   if (usage_prom_query(st->prom, st->api, m, queries, 1, err) < 0)
     goto out;
-  const prom_answer *ans = model_find_prom_answer(m, cls.query);
-  if (!ans) {
-    dserr_set(err, "prometheus client not initialized");
+  const prom_answer *ans = nu_prom_answer(m, cls.query, err);
+  if (!ans)
     goto out;
-  }
-  if (ans->error) {
-    dserr_set(err, "%s", ans->error);
-    goto out;
-  }
   category *cat = ARENA_NEWN(a, category, n ? n : 1);
   if (classify(a, &cls, ans, nodes, n, cat, cls.query, err) < 0)
     goto out;
