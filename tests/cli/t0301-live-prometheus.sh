@@ -132,10 +132,10 @@ incluster "$TMP/sa" "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --poli
   --descheduling-interval 1s --dry-run --v 2 >"$TMP/loop.out" 2>"$TMP/loop.err" &
 loop=$!
 track_pid $loop
-for i in $(seq 1 100); do grep -q 'client error: 401' "$TMP/loop.err" && break; sleep 0.1; done
+for i in $(seq 1 100); do grep -qs 'client error: 401' "$TMP/loop.err" && break; sleep 0.1; done
 checks=$((checks + 1)); grep -q 'client error: 401' "$TMP/loop.err" || fail "no 401 with the wrong token"
 printf 'proxy-token-2\n' >"$TMP/sa/token.new" && mv "$TMP/sa/token.new" "$TMP/sa/token"
-for i in $(seq 1 100); do grep -q 'category="overutilized" node="worker-1"' "$TMP/loop.err" && break; sleep 0.1; done
+for i in $(seq 1 100); do grep -qs 'category="overutilized" node="worker-1"' "$TMP/loop.err" && break; sleep 0.1; done
 kill $loop; wait $loop 2>/dev/null
 checks=$((checks + 1)); grep -q 'category="overutilized" node="worker-1"' "$TMP/loop.err" ||
   { tail -n 5 "$TMP/loop.err" >&2; fail "the rotated token was not used"; }
@@ -158,7 +158,7 @@ env DS_SERVICEACCOUNT_DIR="$TMP/sa" "$DESCHEDULER" --kubeconfig "$SIM_KC" --secu
 expect_status 0
 expect_err '"unable to get the Prometheus authentication secret" err="GET /api/v1/namespaces/kube-system/secrets/no-such-secret: HTTP 404'
 expect_err 'error initializing usage client: prometheus client not initialized'
-checks=$((checks + 1)); ! grep -q 'Authorization\|proxy-token' "$TMP/err" || fail "a token reached the log"
+checks=$((checks + 1)); ! grep -q 'Authorization\|proxy-token' "$TMP/err" "$TMP/loop.err" || fail "a token reached the log"
 
 kc get vmim -A -o json >"$TMP/vmim.json"
 expect_vmims() { checks=$((checks + 1)); [ "$(json_eval "$TMP/vmim.json" 'len(d["items"])')" = "$1" ] || fail "expected $1 VMIMs"; }
