@@ -401,6 +401,71 @@ static void test_prometheus_total_limit(void **state) {
   sim_run_free(&r);
 }
 
+/* Upstream's TestLowNodeUtilizationWithPrometheusMetrics (lownodeutilization_test.go): three
+ * nodes of 4 cpu, n1 with five evictable pods and three that are not (DaemonSet, local
+ * storage, system-critical). */
+static const char *upstream_cluster(void) {
+  cluster_begin();
+  cluster_node("n1", .cpu = "4", .memory = "3000", .pods = "9");
+  cluster_node("n2", .cpu = "4", .memory = "3000", .pods = "10");
+  cluster_node("n3", .cpu = "4", .memory = "3000", .pods = "10");
+  for (int i = 1; i <= 5; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "p%d", i);
+    cluster_pod(name, "n1", .cpu = "400m");
+  }
+  cluster_pod("p6", "n1", .cpu = "400m", .owner = "DaemonSet/ds");
+  cluster_pod("p7", "n1", .cpu = "400m", .spec = "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]");
+  cluster_pod("p8", "n1", .cpu = "400m", .priority = "2000000000");
+  cluster_pod("p9", "n2", .cpu = "400m");
+  return cluster_end();
+}
+
+static void test_upstream_prometheus_vectors(void **state) {
+  (void)state;
+  static const struct {
+    const char *args, *samples;
+    size_t evicted;
+  } cases[] = {
+      /* with instance:node_cpu:rate:sum query */
+      {"{thresholds: {MetricResource: 30}, targetThresholds: {MetricResource: 50}",
+       VEC(S("n1", "0.5695757575757561") "," S("n2", "0.4245454545454522") "," S(
+           "n3", "0.20381818181818104")),
+       1},
+      /* ... with more evictions */
+      {"{thresholds: {MetricResource: 30}, targetThresholds: {MetricResource: 50}, "
+       "evictionLimits: {node: 3}",
+       VEC(S("n1", "0.5695757575757561") "," S("n2", "0.4245454545454522") "," S(
+           "n3", "0.20381818181818104")),
+       3},
+      /* ... with deviation */
+      {"{thresholds: {MetricResource: 5}, targetThresholds: {MetricResource: 5}, "
+       "evictionLimits: {node: 2}, useDeviationThresholds: true",
+       VEC(S("n1", "0.5695757575757561") "," S("n2", "0.4245454545454522") "," S(
+           "n3", "0.20381818181818104")),
+       2},
+      /* ... and deviation thresholds */
+      {"{thresholds: {MetricResource: 10}, targetThresholds: {MetricResource: 10}, "
+       "useDeviationThresholds: true",
+       VEC(S("n1", "1") "," S("n2", "0.5") "," S("n3", "0")), 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[512];
+    snprintf(args, sizeof args,
+             "%s, metricsUtilization: {source: Prometheus, prometheus: {query: " Q "}}}",
+             cases[i].args);
+    sim_run r;
+    run_usage(&r, plugin_policy(.plugin = "LowNodeUtilization", .point = "balance", .args = args),
+              upstream_cluster(), (usage_input){cases[i].samples, false}, false);
+    if (r.res.nevictions != cases[i].evicted)
+      fail_msg("case %zu: %zu evictions, expected %zu\n%s", i, r.res.nevictions, cases[i].evicted,
+               r.logs);
+    for (size_t k = 0; k < r.res.nevictions; k++)
+      assert_string_equal(r.res.evictions[k].pod->node_name, "n1");
+    sim_run_free(&r);
+  }
+}
+
 /* Every failure of the usage source stops the plugin with upstream's words; nothing goes. */
 static void assert_usage_error(usage_input in, const char *policy, const char *expect) {
   sim_run r;
@@ -550,6 +615,7 @@ int main(void) {
       cmocka_unit_test(test_prometheus_node_limit),
       cmocka_unit_test(test_prometheus_total_limit),
       cmocka_unit_test(test_prometheus_errors),
+      cmocka_unit_test(test_upstream_prometheus_vectors),
       cmocka_unit_test(test_metrics_api_classifies_and_accounts),
       cmocka_unit_test(test_metrics_api_pod_without_metrics),
       cmocka_unit_test(test_metrics_api_errors),
