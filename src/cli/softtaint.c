@@ -1,17 +1,20 @@
 /* softtaint.c - `descheduler soft-taint`: flags of the soft-tainter (the logic is in
  * src/softtaint/).
  *
- *   descheduler soft-taint --policy-config-file FILE [--kubeconfig FILE] [--mode
- * Automatic|Predictive]
- *                          [--interval 1m] [--once] [--v N]
+ *   descheduler soft-taint --policy-config-file FILE [--kubeconfig FILE]
+ *                          [--mode Automatic|Predictive] [--interval 1m] [--once] [--v N]
  *
  * A pass every --interval (from the start of the previous one) until SIGTERM/SIGINT (exit 0);
  * --once runs one pass and exits 0, or 1 when the pass failed. A failed pass changes nothing
- * it could not classify and is retried at the next interval. Bad flags exit 2. */
+ * it could not classify and is retried at the next interval. Bad flags, kubeconfig or policy
+ * (checked once at start) exit 2. */
 #include "../softtaint/softtaint.h"
 #include "../kube/client.h"
+#include "../kube/cluster.h"
 #include "../kube/config.h"
 #include "../obs/log.h"
+#include "../plugins/registry.h"
+#include "../policy/policy.h"
 #include "cli.h"
 #include "flags.h"
 
@@ -47,12 +50,12 @@ static void st_usage(FILE *out, const flag_def *defs) {
 }
 
 int cmd_softtaint(int argc, char **argv) {
-  const char *policy = NULL, *kubeconfig = NULL, *mode = "Predictive";
+  const char *policy_path = NULL, *kubeconfig = NULL, *mode = "Predictive";
   int64_t interval = 60LL * 1000000000LL;
   bool once = false;
   long long v = 0;
   flag_def defs[] = {
-      {"policy-config-file", NULL, FLAG_STRING, &policy,
+      {"policy-config-file", NULL, FLAG_STRING, &policy_path,
        "DeschedulerPolicy file (read again every pass)", NULL},
       {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
        NULL},
@@ -74,7 +77,7 @@ int cmd_softtaint(int argc, char **argv) {
     fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
     return EXIT_CONFIG;
   }
-  if (!policy || !*policy) {
+  if (!policy_path || !*policy_path) {
     fprintf(stderr, "descheduler soft-taint: --policy-config-file is required\n");
     return EXIT_CONFIG;
   }
@@ -107,8 +110,18 @@ int cmd_softtaint(int argc, char **argv) {
     kube_config_free(cfg);
     return EXIT_CONFIG;
   }
-  LOGV(0, NULL, "Starting the soft-tainter", LSTR("mode", mode), LSTR("policy", policy));
-  softtainter *st = softtaint_new(client, policy, !strcmp(mode, "Automatic"));
+  /* a bad policy is a configuration error (exit 2); later passes read it again */
+  plugin_env env = {kube_priority_class_value, client};
+  policy *pol = policy_load(policy_path, plugin_lookup, &env, &err);
+  if (!pol) {
+    fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
+    kube_client_free(client);
+    kube_config_free(cfg);
+    return EXIT_CONFIG;
+  }
+  policy_free(pol);
+  LOGV(0, NULL, "Starting the soft-tainter", LSTR("mode", mode), LSTR("policy", policy_path));
+  softtainter *st = softtaint_new(client, policy_path, !strcmp(mode, "Automatic"));
   int status = 0;
   while (!g_stop) {
     double start = mono_seconds();

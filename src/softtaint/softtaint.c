@@ -63,7 +63,7 @@ static const char *category_name(category c) {
 
 static bool has_soft_taint(const node *n, const char *key) {
   for (size_t i = 0; i < n->ntaints; i++)
-    if (!strcmp(n->taints[i].key, key) && n->taints[i].effect &&
+    if (n->taints[i].key && !strcmp(n->taints[i].key, key) && n->taints[i].effect &&
         !strcmp(n->taints[i].effect, SOFT_EFFECT))
       return true;
   return false;

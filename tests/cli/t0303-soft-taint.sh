@@ -74,6 +74,10 @@ CP='node-role.kubernetes.io/control-plane=:NoSchedule'
 st --mode Sometimes
 expect_status 2
 expect_err '--mode: expected Automatic or Predictive, got "Sometimes"'
+printf 'apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: [{name: p, pluginConfig: [{name: LowNodeUtilization, args: {thresholds: {cpu: 120}, targetThresholds: {cpu: 130}}}]}]\n' >"$TMP/bad.yaml"
+run soft-taint --kubeconfig "$SIM_KC" --policy-config-file "$TMP/bad.yaml" --once
+expect_status 2
+expect_err 'cpu threshold not in [0, 100] range'
 
 # Predictive: classification and intentions, no change
 st --once
