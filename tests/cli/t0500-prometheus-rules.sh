@@ -2,7 +2,7 @@
 # The shipped recording rules (deploy/monitoring): promtool accepts them, their unit tests pass
 # (tests/data/monitoring/rules_test.yaml: exact values for two workers and a control plane),
 # and the PrometheusRule manifest holds exactly the same groups as the rules file. A live
-# Prometheus evaluating them over backfilled data is t0301.
+# Prometheus evaluating them over backfilled data is t0501.
 . "$(dirname "$0")/lib.sh"
 PROMTOOL=${PROMTOOL:-promtool}
 command -v "$PROMTOOL" >/dev/null || { echo "promtool not found (scripts/deps.sh test installs prometheus)" >&2; exit 1; }
@@ -41,4 +41,4 @@ KUBECTL=${KUBECTL:-$ROOT/.deps/bin/kubectl}
 expect_status 0
 expect_out 'kind: PrometheusRule'
 expect_out 'record: descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m'
-echo "t0300: $checks checks"
+echo "t0500: $checks checks"

@@ -65,4 +65,4 @@ policy "metricsUtilization: {metricsServer: true}" "metricsCollector: {enabled: 
 run_p
 expect_status 0
 expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="overutilized" node="worker-1"'
-echo "t0302: $checks checks"
+echo "t0502: $checks checks"

@@ -181,4 +181,4 @@ expect_vmims 2
 checks=$((checks + 1))
 [ "$(json_eval "$TMP/vmim.json" 'sorted(i["spec"]["vmiName"] for i in d["items"])')" = "['vm-1a', 'vm-1b']" ] ||
   fail "the migrations are not of worker-1's VMs"
-echo "t0301: $checks checks"
+echo "t0501: $checks checks"

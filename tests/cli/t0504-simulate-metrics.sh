@@ -59,4 +59,4 @@ printf '{"kind":"NodeMetricsList","items":[{"metadata":{"name":"worker-1"},"usag
 sim --policy-config-file "$U/metrics-api-policy.yaml" --metrics "$TMP/badnode.json"
 expect_status 2
 expect_err "$TMP/badnode.json: items[0] (NodeMetrics worker-1): usage.cpu"
-echo "t0304: $checks checks"
+echo "t0504: $checks checks"
