@@ -96,7 +96,7 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-int kube_list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                   dserr *err) {
   char *token = NULL;
   size_t total = 0;
@@ -149,7 +149,7 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    if (kube_list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
+    if (kube_list_into(c, m, lists[i].path, lists[i].kind, page, err) < 0)
       return -1;
   }
   return 0;

@@ -40,7 +40,7 @@ void kube_url_escape(strbuf *sb, const char *s);
 
 /* Lists one kind (path such as "/api/v1/nodes") into m in pages of `page`; errors are
  * `failed to list <path>: ...`. Does not call model_finish. */
-int kube_list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                   dserr *err);
 
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */

@@ -100,7 +100,7 @@ static void rebuild_taints(const doc_node *taints, const wanted *w, strbuf *out,
       present[mine] = true;
     if ((*kept)++)
       sb_appendc(out, ',');
-    doc_write_json(out, t);
+    doc_write_json(out, t, 0);
   }
   for (int k = 0; k < 2; k++)
     if (want[k] && !present[k]) {
@@ -299,7 +299,7 @@ int softtaint_reconcile(softtainter *st, dserr *err) {
   model *m = model_new();
   arena *a = arena_new(64 * 1024);
   int rc = -1;
-  if (kube_list_all(st->api, m, "/api/v1/nodes", "Node", 500, err) < 0 || model_finish(m, err) < 0)
+  if (kube_list_into(st->api, m, "/api/v1/nodes", "Node", 500, err) < 0 || model_finish(m, err) < 0)
     goto out;
   label_selector *sel = NULL;
   if (pol->node_selector && *pol->node_selector &&

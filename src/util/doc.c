@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -756,41 +757,49 @@ const char *doc_describe(arena *a, const doc_node *node) {
   }
 }
 
-void doc_write_json(strbuf *sb, const doc_node *node) {
+static void json_at(strbuf *sb, const doc_node *node, int indent, int depth) {
   if (!node) {
     sb_append(sb, "null");
     return;
   }
   switch (node->type) {
-  case DOC_NULL: sb_append(sb, "null"); break;
-  case DOC_BOOL: sb_append(sb, node->v.b ? "true" : "false"); break;
+  case DOC_NULL: sb_append(sb, "null"); return;
+  case DOC_BOOL: sb_append(sb, node->v.b ? "true" : "false"); return;
   case DOC_INT:
     if (node->text && *node->text && !node->big)
       sb_printf(sb, "%lld", (long long)node->v.i);
     else
       sb_append(sb, node->text && *node->text ? node->text : "0");
-    break;
-  case DOC_FLOAT: sb_append_json_double(sb, node->v.f); break;
-  case DOC_STR: sb_append_json_str(sb, node->text); break;
+    return;
+  case DOC_FLOAT: sb_append_json_double(sb, node->v.f); return;
+  case DOC_STR: sb_append_json_str(sb, node->text); return;
   case DOC_MAP:
-    sb_appendc(sb, '{');
+  case DOC_SEQ: {
+    bool map = node->type == DOC_MAP;
+    if (!node->n) {
+      sb_append(sb, map ? "{}" : "[]");
+      return;
+    }
+    sb_appendc(sb, map ? '{' : '[');
     for (size_t i = 0; i < node->n; i++) {
       if (i)
         sb_appendc(sb, ',');
-      sb_append_json_str(sb, node->pairs[i].key);
-      sb_appendc(sb, ':');
-      doc_write_json(sb, node->pairs[i].value);
+      if (indent)
+        sb_printf(sb, "\n%*s", indent * (depth + 1), "");
+      if (map) {
+        sb_append_json_str(sb, node->pairs[i].key);
+        sb_append(sb, indent ? ": " : ":");
+      }
+      json_at(sb, map ? node->pairs[i].value : node->items[i], indent, depth + 1);
     }
-    sb_appendc(sb, '}');
-    break;
-  case DOC_SEQ:
-    sb_appendc(sb, '[');
-    for (size_t i = 0; i < node->n; i++) {
-      if (i)
-        sb_appendc(sb, ',');
-      doc_write_json(sb, node->items[i]);
-    }
-    sb_appendc(sb, ']');
-    break;
+    if (indent)
+      sb_printf(sb, "\n%*s", indent * depth, "");
+    sb_appendc(sb, map ? '}' : ']');
+    return;
   }
+  }
+}
+
+void doc_write_json(strbuf *sb, const doc_node *node, int indent) {
+  json_at(sb, node, indent, 0);
 }

@@ -83,9 +83,10 @@ const char *doc_type_name(doc_type t);
 /* Short rendering of a scalar for messages ("true", "\"abc\"", "a map"). */
 const char *doc_describe(arena *a, const doc_node *node);
 
-/* Writes a tree back as compact JSON (numbers as written, map keys in their order): for
- * sending a piece of an object read from the API back unchanged, e.g. in a patch. */
+/* Writes a tree back as JSON (numbers as written, map keys in their order): for sending a
+ * piece of an object read from the API back unchanged, e.g. in a patch. indent 0 = one line,
+ * else pretty-printed with that many spaces per level. */
 #include "strbuf.h"
-void doc_write_json(strbuf *sb, const doc_node *node);
+void doc_write_json(strbuf *sb, const doc_node *node, int indent);
 
 #endif
