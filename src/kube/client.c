@@ -1026,3 +1026,14 @@ void kube_status_text(const kube_response *r, char *message, size_t mcap, char *
   }
   arena_free(a);
 }
+
+void kube_path_escape(strbuf *sb, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        strchr("-._~", ch))
+      sb_appendc(sb, (char)ch);
+    else
+      sb_printf(sb, "%%%02X", ch);
+  }
+}

@@ -58,4 +58,9 @@ long kube_client_connections(const kube_client *c);
  * limiter); transport errors are not retried (client-go retries a GET after a connection
  * reset or EOF); everything else in the comment at the top holds. */
 
+/* Appends s to a URL path, percent-encoding all but unreserved characters (names are DNS
+ * labels in practice; this keeps a hostile name from changing the path). */
+#include "../util/strbuf.h"
+void kube_path_escape(strbuf *sb, const char *s);
+
 #endif

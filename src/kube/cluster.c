@@ -33,17 +33,6 @@ int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, l
   return rc;
 }
 
-void kube_url_escape(strbuf *sb, const char *s) {
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-        strchr("-._~", ch))
-      sb_appendc(sb, (char)ch);
-    else
-      sb_printf(sb, "%%%02X", ch);
-  }
-}
-
 /* ---------- discovery ---------- */
 
 int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
@@ -105,7 +94,7 @@ int kube_list_into(kube_client *c, model *m, const char *path, const char *kind,
     sb_printf(&url, "%s?limit=%d", path, page);
     if (token) {
       sb_append(&url, "&continue=");
-      kube_url_escape(&url, token);
+      kube_path_escape(&url, token);
       free(token);
       token = NULL;
     }
@@ -159,7 +148,7 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
   kube_client *c = ctx;
   strbuf path = {0};
   sb_append(&path, "/apis/scheduling.k8s.io/v1/priorityclasses/");
-  kube_url_escape(&path, name);
+  kube_path_escape(&path, name);
   arena *a = arena_new(8192);
   doc_node *root;
   long status;
@@ -202,9 +191,9 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
     sb_printf(&body, "\"gracePeriodSeconds\":%lld", (long long)req->grace_period_seconds);
   sb_append(&body, "}}");
   sb_append(&path, "/api/v1/namespaces/");
-  kube_url_escape(&path, p->ns);
+  kube_path_escape(&path, p->ns);
   sb_append(&path, "/pods/");
-  kube_url_escape(&path, p->name);
+  kube_path_escape(&path, p->name);
   sb_append(&path, "/eviction");
   kube_response r = {0};
   dserr err;
@@ -264,7 +253,7 @@ static void live_event(eviction_sink *self, const pod *p, const char *type, cons
   sb_append_json_str(&body, p->uid);
   sb_append(&body, "}}");
   sb_append(&path, "/apis/events.k8s.io/v1/namespaces/");
-  kube_url_escape(&path, p->ns);
+  kube_path_escape(&path, p->ns);
   sb_append(&path, "/events");
   kube_response r = {0};
   dserr err;

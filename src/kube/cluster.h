@@ -34,10 +34,6 @@ int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, l
  * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
 
-/* Appends s escaped for a URL path segment or query value (unreserved bytes kept). */
-#include "../util/strbuf.h"
-void kube_url_escape(strbuf *sb, const char *s);
-
 /* Lists one kind (path such as "/api/v1/nodes") into m in pages of `page`; errors are
  * `failed to list <path>: ...`. Does not call model_finish. */
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,

@@ -120,7 +120,7 @@ static int patch_node(softtainter *st, const char *name, const wanted *w, dserr 
   static const char *keys[2] = {SOFTTAINT_APPROPRIATE, SOFTTAINT_OVERUTILIZED};
   strbuf path = {0};
   sb_append(&path, "/api/v1/nodes/");
-  kube_url_escape(&path, name);
+  kube_path_escape(&path, name);
   int rc = -1;
   for (int attempt = 1; attempt <= PATCH_TRIES; attempt++) {
     arena *a = arena_new(64 * 1024);

@@ -226,9 +226,9 @@ static char *secret_token(usage_prom *u, kube_client *api, bool *gone) {
   *gone = false;
   strbuf path = {0};
   sb_append(&path, "/api/v1/namespaces/");
-  kube_url_escape(&path, u->secret_ns);
+  kube_path_escape(&path, u->secret_ns);
   sb_append(&path, "/secrets/");
-  kube_url_escape(&path, u->secret_name);
+  kube_path_escape(&path, u->secret_name);
   arena *a = arena_new(16 * 1024);
   doc_node *root = NULL;
   long status = 0;
