@@ -11,5 +11,7 @@ int cmd_version(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 /* upstream's command: the descheduler against a cluster */
 int cmd_run(int argc, char **argv);
+/* the soft-tainter: PreferNoSchedule taints from actual utilization */
+int cmd_softtaint(int argc, char **argv);
 
 #endif

@@ -53,6 +53,13 @@ static int set_value(flag_def *d, const char *v, dserr *err) {
   case FLAG_STRING:
     *(const char **)d->target = v;
     break;
+  case FLAG_STRINGS: {
+    flag_strings *list = d->target;
+    if (list->n == FLAG_STRINGS_MAX)
+      return dserr_set(err, "\"--%s\" flag: at most %d values", d->name, FLAG_STRINGS_MAX);
+    list->items[list->n++] = v;
+    break;
+  }
   case FLAG_INT: {
     long long x = strtoll(v, &end, 10);
     if (!*v || *end)
@@ -142,6 +149,7 @@ void flags_usage(FILE *out, const flag_def *defs) {
     char left[96];
     const char *type = defs->kind == FLAG_BOOL     ? ""
                        : defs->kind == FLAG_STRING ? " string"
+                       : defs->kind == FLAG_STRINGS ? " string (repeatable)"
                        : defs->kind == FLAG_INT    ? " int"
                        : defs->kind == FLAG_FLOAT  ? " float"
                                                    : " duration";

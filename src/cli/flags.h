@@ -13,13 +13,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum { FLAG_BOOL, FLAG_STRING, FLAG_INT, FLAG_DURATION, FLAG_FLOAT } flag_kind;
+typedef enum { FLAG_BOOL, FLAG_STRING, FLAG_INT, FLAG_DURATION, FLAG_FLOAT, FLAG_STRINGS } flag_kind;
+
+/* Target of a FLAG_STRINGS flag: every occurrence appends its value (argv strings). */
+#define FLAG_STRINGS_MAX 16
+typedef struct {
+  size_t n;
+  const char *items[FLAG_STRINGS_MAX];
+} flag_strings;
 
 typedef struct {
   const char *name;  /* long name without dashes */
   const char *shorthand; /* one letter or NULL */
   flag_kind kind;
-  void *target; /* bool*, const char**, long long*, int64_t* (nanoseconds), double* */
+  void *target; /* bool*, const char**, long long*, int64_t* (nanoseconds), double*,
+                   flag_strings* */
   const char *help;
   const char *default_text; /* shown in --help */
   bool seen;                /* set by the parser */

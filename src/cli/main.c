@@ -1,7 +1,7 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, version, `profile render`; check and verify are planned. */
+ * Subcommands: simulate, version, `profile render`, soft-taint; check and verify are planned. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -16,6 +16,8 @@ static void usage(FILE *out) {
           "                                 run one descheduling cycle on a saved cluster state\n"
           "  descheduler profile render --kubedescheduler FILE [--snapshot FILE] [-o yaml|json]\n"
           "                                 the policy an OpenShift KubeDescheduler CR stands for\n"
+          "  descheduler soft-taint --policy-config-file FILE [--mode Automatic|Predictive]\n"
+          "                                 keep soft taints on hot nodes (actual utilization)\n"
           "  descheduler version            print the version\n"
           "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
           "  descheduler --kubedescheduler FILE | --kubedescheduler-ref NS/NAME [flags]\n"
@@ -40,6 +42,8 @@ int main(int argc, char **argv) {
       return cmd_simulate(argc, argv);
     if (!strcmp(cmd, "version"))
       return cmd_version(argc, argv);
+    if (!strcmp(cmd, "soft-taint"))
+      return cmd_softtaint(argc, argv);
     if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
       return not_built(cmd);
     if (!strcmp(cmd, "profile"))

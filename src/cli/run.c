@@ -7,8 +7,9 @@
  * (Deployment). --leader-elect guards the loop with a Lease; losing it exits 0. SIGTERM and
  * SIGINT stop between requests, release the lease and exit 0.
  *
- * Each cycle lists the cluster afresh into a new model (paged), brings the background
- * eviction cache up to date from it, and runs the same framework as `simulate`. A cycle whose
+ * Each cycle lists the cluster afresh into a new model (paged), reads the actual utilization
+ * the policy's plugins use (metrics.k8s.io, Prometheus: src/usage/), brings the background
+ * eviction cache up to date, and runs the same framework as `simulate`. A cycle whose
  * lists fail evicts nothing; a one-shot run then retries with backoff and exits 1 when the
  * cluster stays unreadable (upstream retries forever).
  *
@@ -34,6 +35,7 @@
 #include "../report/decisions.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
+#include "../usage/usage.h"
 #include "cli.h"
 #include "flags.h"
 #include "kdsource.h"
@@ -95,9 +97,12 @@ static double mono_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Sleeps up to ns, waking early on a signal. Returns false when stopping. */
-static bool sleep_ns(int64_t ns) {
+/* Sleeps up to ns, waking early on a signal; samples the metrics collector (if any) on its
+ * own period meanwhile, as upstream's collector runs beside the loop. Returns false when
+ * stopping. */
+static bool sleep_ns(int64_t ns, usage_live *collector) {
   while (ns > 0 && !g_stop) {
+    usage_live_tick(collector);
     int64_t step = ns > 100000000LL ? 100000000LL : ns;
     struct timespec ts = {step / 1000000000LL, step % 1000000000LL};
     nanosleep(&ts, NULL);
@@ -109,6 +114,7 @@ static bool sleep_ns(int64_t ns) {
 typedef struct {
   kube_client *client;
   policy *pol;
+  usage_live *usage;
   kube_discovery disc;
   bg_cache bg;
   bool first;
@@ -186,6 +192,9 @@ static int kd_refresh(runner *r, model *m) {
   }
   policy_free(r->pol);
   r->pol = np;
+  /* what to read of actual utilization follows the policy */
+  usage_live_free(r->usage);
+  r->usage = usage_live_new(r->pol, r->client);
   kd_apply_settings(r);
   if (changed)
     kdsrc_log_warnings(r->kd);
@@ -211,6 +220,11 @@ static int run_cycle(runner *r) {
   }
   m->vmis_complete = r->disc.kubevirt;
   if (r->kd && kd_refresh(r, m) < 0) {
+    rc = -1;
+    goto out;
+  }
+  if (usage_live_fetch(r->usage, m, &err) < 0) {
+    LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
     goto out;
   }
@@ -531,6 +545,7 @@ int cmd_run(int argc, char **argv) {
     status = EXIT_CONFIG;
     goto out;
   }
+  r.usage = usage_live_new(r.pol, r.client);
   if (kube_discover(r.client, &r.disc, &err) < 0) {
     LOGE(NULL, "failed to run descheduler server", err.msg);
     goto out;
@@ -580,7 +595,7 @@ int cmd_run(int argc, char **argv) {
         LOGE(NULL, "error retrieving resource lock", err.msg, LSTR("lock", lock));
       if (got == 1)
         break;
-      if (!sleep_ns(o.retry_period)) {
+      if (!sleep_ns(o.retry_period, r.usage)) {
         status = 0;
         goto out;
       }
@@ -615,7 +630,7 @@ int cmd_run(int argc, char **argv) {
         status = 1;
         break;
       }
-      if (!sleep_ns(1000000000LL << (failures - 1))) {
+      if (!sleep_ns(1000000000LL << (failures - 1), r.usage)) {
         status = 0;
         break;
       }
@@ -623,7 +638,7 @@ int cmd_run(int argc, char **argv) {
     }
     int64_t wait = o.interval_ns - (int64_t)((mono_seconds() - start) * 1e9);
     if (wait > 0)
-      sleep_ns(wait);
+      sleep_ns(wait, r.usage);
     if (g_stop) {
       status = 0;
       break;
@@ -638,6 +653,7 @@ out:
     lease_release(&le);
   kube_client_free(lease_client);
   bg_clear(&r.bg);
+  usage_live_free(r.usage);
   policy_free(r.pol);
   kdsrc_free(r.kd);
   kube_client_free(r.client);

@@ -1,7 +1,8 @@
 /* simulate.c - `descheduler simulate`: one cycle on a saved cluster state.
  *
  * Reads a snapshot (a v1 List as `kubectl get ... -o json|yaml` prints it), loads the policy,
- * runs the same cycle a live run would, with an eviction sink that only records (and
+ * reads actual utilization from --metrics files when given (a Prometheus instant-query
+ * response, metrics.k8s.io NodeMetrics / PodMetrics lists), runs the same cycle a live run would, with an eviction sink that only records (and
  * answers for KubeVirt as its webhook would), and prints the plan. Logs go to stderr, the
  * plan to stdout. Exit 0 on success, 2 on bad input.
  *
@@ -17,6 +18,7 @@
 #include "../policy/policy.h"
 #include "../report/decisions.h"
 #include "../report/html.h"
+#include "../usage/usage.h"
 #include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
@@ -33,6 +35,7 @@ typedef struct {
   const char *policy, *snapshot, *gates, *now, *output, *logging_format, *report;
   long long v, examples;
   const char *kd_file, *prometheus_url, *psi;
+  flag_strings metrics;
 } sim_opts;
 
 static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
@@ -232,10 +235,11 @@ static void sim_usage(FILE *out, const flag_def *defs) {
 }
 
 int cmd_simulate(int argc, char **argv) {
-  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3, NULL, NULL, "auto"};
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3, NULL, NULL, "auto", {0}};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
+      {"metrics", NULL, FLAG_STRINGS, &o.metrics, "actual utilization: a Prometheus instant-query response (curl <prometheus>/api/v1/query) or kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes (or pods) output", NULL},
       {"feature-gates", NULL, FLAG_STRING, &o.gates, "comma-separated key=true|false: EvictionsInBackground, AllAlpha, AllBeta", NULL},
       {"now", NULL, FLAG_STRING, &o.now, "the time of the cycle, RFC 3339 (pod ages are measured against it)", "the current time"},
       {"output", "o", FLAG_STRING, &o.output, "plan format: text or json", "text"},
@@ -327,6 +331,12 @@ int cmd_simulate(int argc, char **argv) {
   }
   if (!pol) {
     fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    model_free(m);
+    return EXIT_CONFIG;
+  }
+  if (usage_load_files(m, pol, o.metrics.items, o.metrics.n, &err) < 0) {
+    fprintf(stderr, "descheduler simulate: --metrics: %s\n", err.msg);
+    policy_free(pol);
     model_free(m);
     return EXIT_CONFIG;
   }

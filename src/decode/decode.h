@@ -27,4 +27,34 @@ int decode_snapshot_file(model *m, const char *path, dserr *err);
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
                      const char *kind_hint, char **next_token, size_t *count, dserr *err);
 
+/* ---------- actual utilization (usage.c) ---------- */
+
+/* One Prometheus instant-query response (the HTTP API's JSON body) for `query` into
+ * m->prom_answers. A well-formed answer that upstream refuses (an error status, a result that
+ * is not a vector, a sample without `instance` or outside [0, 1]) is stored with its error
+ * text and returns 0; only a body that is not such a response at all returns -1 with err
+ * naming `name` and the field. NodeMetrics and PodMetrics objects go through decode_object
+ * (kinds "NodeMetrics", "PodMetrics"). */
+int decode_prom_response(model *m, const char *query, const char *name, const char *body,
+                         size_t len, dserr *err);
+/* The same from a parsed tree (errors without a name prefix). */
+int decode_prom_answer(model *m, const char *query, const doc_node *root, dserr *err);
+/* Stores an answer that failed before any response was read (e.g. the server could not be
+ * reached): error is the text the plugins report. */
+void decode_prom_failure(model *m, const char *query, const char *error);
+
+typedef struct {
+  bool prometheus;           /* the file is a Prometheus response */
+  bool node_list, pod_list;  /* a NodeMetricsList / PodMetricsList (possibly empty) */
+  size_t node_metrics, pod_metrics; /* objects read */
+} metrics_file_info;
+
+/* A `simulate --metrics` file: a Prometheus instant-query response (`curl .../api/v1/query`),
+ * answering `query` (not stored when query is NULL), or NodeMetrics / PodMetrics as
+ * `kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes|pods` prints them (JSON or YAML;
+ * items without a kind are told apart by `usage` / `containers`). Errors name the file and
+ * the field. Call model_link_metrics afterwards. */
+int decode_metrics_file(model *m, const char *path, const char *query, metrics_file_info *info,
+                        dserr *err);
+
 #endif

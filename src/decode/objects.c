@@ -824,6 +824,44 @@ static int decode_node(dctx *c, const doc_node *obj) {
   return 0;
 }
 
+/* metrics.k8s.io/v1beta1 NodeMetrics: name and usage (kubectl get --raw .../nodes items carry
+ * no kind; the caller gives the hint). */
+static int decode_node_metrics(dctx *c, const doc_node *obj) {
+  node_metrics_obj *nm = ARENA_NEW(c->m->mem, node_metrics_obj);
+  if (decode_metadata_common(c, doc_get(obj, "metadata"), NULL, &nm->name, NULL, false) < 0 ||
+      get_resources(c, doc_get(obj, "usage"), "usage", &nm->usage) < 0)
+    return -1;
+  MODEL_PUSH(c->m, node_metrics, nm);
+  return 0;
+}
+
+/* metrics.k8s.io/v1beta1 PodMetrics: usage per container. */
+static int decode_pod_metrics(dctx *c, const doc_node *obj) {
+  pod_metrics_obj *pm = ARENA_NEW(c->m->mem, pod_metrics_obj);
+  const doc_node *list = doc_get(obj, "containers");
+  if (decode_metadata_common(c, doc_get(obj, "metadata"), &pm->ns, &pm->name, NULL, true) < 0 ||
+      want_seq(c, list, "containers") < 0)
+    return -1;
+  pm->ncontainers = seq_len(list);
+  pm->containers = ARENA_NEWN(c->m->mem, container_usage, pm->ncontainers ? pm->ncontainers : 1);
+  for (size_t i = 0; i < pm->ncontainers; i++) {
+    char path[64];
+    const doc_node *ct = list->items[i];
+    snprintf(path, sizeof path, "containers[%zu]", i);
+    if (want_map(c, ct, path) < 0)
+      return -1;
+    snprintf(path, sizeof path, "containers[%zu].name", i);
+    if (get_str(c, doc_get(ct, "name"), path, &pm->containers[i].name) < 0)
+      return -1;
+    pm->containers[i].name = str_or(pm->containers[i].name, "");
+    snprintf(path, sizeof path, "containers[%zu].usage", i);
+    if (get_resources(c, doc_get(ct, "usage"), path, &pm->containers[i].usage) < 0)
+      return -1;
+  }
+  MODEL_PUSH(c->m, pod_metrics, pm);
+  return 0;
+}
+
 static int decode_namespace(dctx *c, const doc_node *obj) {
   namespace_obj *ns = ARENA_NEW(c->m->mem, namespace_obj);
   const doc_node *md = doc_get(obj, "metadata");
@@ -1090,7 +1128,9 @@ int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *e
                  {"KubeVirt", decode_kubevirt},
                  {"Route", decode_route},
                  {"Scheduler", decode_scheduler},
-                 {"KubeDescheduler", decode_kubedescheduler}};
+                 {"KubeDescheduler", decode_kubedescheduler},
+                 {"NodeMetrics", decode_node_metrics},
+                 {"PodMetrics", decode_pod_metrics}};
   for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
     if (strcmp(kind, readers[i].kind) == 0)
       return readers[i].fn(&c, obj);

@@ -109,6 +109,12 @@ void fw_result_free(fw_result *r);
 int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
                  const fw_options *opt, fw_result *out, dserr *err);
 
+/* ---------- actual utilization (usage.c) ---------- */
+
+/* The actual-utilization inputs the policy's enabled plugins read (NodeMetrics, PodMetrics,
+ * distinct Prometheus queries). Query strings are borrowed from the policy. */
+void fw_usage_needs(const policy *pol, usage_needs *out);
+
 /* ---------- what plugins see ---------- */
 
 typedef struct cycle cycle;

@@ -86,8 +86,8 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
-                    dserr *err) {
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                  dserr *err) {
   char *token = NULL;
   size_t total = 0;
   do {
@@ -139,15 +139,10 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    if (list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
+    if (kube_list_into(c, m, lists[i].path, lists[i].kind, page, err) < 0)
       return -1;
   }
   return 0;
-}
-
-int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
-                   dserr *err) {
-  return list_all(c, m, path, kind, page, err);
 }
 
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err) {

@@ -161,9 +161,7 @@ static int b64_value(unsigned char c) {
   return -1;
 }
 
-/* Decodes text into a heap buffer (NUL-terminated, caller frees). On bad input returns -1
- * and the offset of the offending byte in *bad (Go's "illegal base64 data at input byte N"). */
-static int b64_decode(const char *text, char **out, size_t *outlen, size_t *bad) {
+int kube_b64_decode(const char *text, char **out, size_t *outlen, size_t *bad) {
   size_t n = strlen(text);
   unsigned char *buf = xmalloc(n / 4 * 3 + 4);
   size_t o = 0;
@@ -387,7 +385,7 @@ static int kc_read_ref(kc_ctx *k, const char *field, const char *rel, char **res
 /* A *-data field: base64 text decoded into heap bytes. */
 static int kc_data(kc_ctx *k, const char *field, const char *text, char **out, size_t *len) {
   size_t bad = 0;
-  if (b64_decode(text, out, len, &bad) < 0)
+  if (kube_b64_decode(text, out, len, &bad) < 0)
     return kc_fail(k, field, "illegal base64 data at input byte %zu", bad);
   return 0;
 }

@@ -70,4 +70,9 @@ typedef struct {
 int kube_config_load(const char *path, kube_config **out, dserr *err);
 void kube_config_free(kube_config *c);
 
+/* Base64 as a Kubernetes []byte field holds it (StdEncoding, padded, CR and LF ignored):
+ * decodes text into a heap buffer (NUL-terminated, caller frees). On bad input returns -1
+ * and the offset of the offending byte in *bad (Go's "illegal base64 data at input byte N"). */
+int kube_b64_decode(const char *text, char **out, size_t *outlen, size_t *bad);
+
 #endif

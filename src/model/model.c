@@ -47,6 +47,9 @@ void model_free(model *m) {
   vec_release(&m->pvcs);
   vec_release(&m->vmis);
   vec_release(&m->vmims);
+  vec_release(&m->node_metrics);
+  vec_release(&m->pod_metrics);
+  vec_release(&m->prom_answers);
   arena_free(m->mem);
   intern_free(m->strings);
   free(m);
@@ -194,6 +197,59 @@ out:
   free(nodes.slots);
   free(pods.slots);
   return rc;
+}
+
+void model_link_metrics(model *m) {
+  ptr_map nodes, pods;
+  ptr_map_init(&nodes, m->nodes.n);
+  ptr_map_init(&pods, m->pods.n);
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    m->nodes.items[i]->actual = NULL;
+    ptr_map_put(&nodes, m->nodes.items[i]->name, NULL, m->nodes.items[i]);
+  }
+  for (size_t i = 0; i < m->pods.n; i++) {
+    m->pods.items[i]->metrics = NULL;
+    ptr_map_put(&pods, m->pods.items[i]->ns, m->pods.items[i]->name, m->pods.items[i]);
+  }
+  /* names are interned in the model's table: identity is pointer identity */
+  for (size_t i = 0; i < m->node_metrics.n; i++) {
+    node_metrics_obj *nm = m->node_metrics.items[i];
+    node *n = ptr_map_get(&nodes, nm->name, NULL);
+    if (n)
+      n->actual = &nm->usage;
+  }
+  for (size_t i = 0; i < m->pod_metrics.n; i++) {
+    pod_metrics_obj *pm = m->pod_metrics.items[i];
+    pod *p = ptr_map_get(&pods, pm->ns, pm->name);
+    if (p)
+      p->metrics = pm;
+  }
+  free(nodes.slots);
+  free(pods.slots);
+}
+
+const prom_answer *model_find_prom_answer(const model *m, const char *query) {
+  for (size_t i = m->prom_answers.n; i-- > 0;)
+    if (strcmp(m->prom_answers.items[i]->query, query) == 0)
+      return m->prom_answers.items[i];
+  return NULL;
+}
+
+bool prom_answer_value(const prom_answer *a, const char *instance, double *value) {
+  size_t lo = 0, hi = a->nsamples;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(a->samples[mid].instance, instance);
+    if (c == 0) {
+      *value = a->samples[mid].value;
+      return true;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return false;
 }
 
 namespace_obj *model_find_namespace(const model *m, const char *name) {

@@ -167,6 +167,8 @@ typedef struct pod {
   /* per-cycle state, owned by the framework */
   bool evicted; /* evicted by this cycle: gone for the rest of it */
   bool leaving; /* eviction requested in background (live migration); reports only */
+  /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
+  const struct pod_metrics_obj *metrics;
 } pod;
 
 struct node {
@@ -180,6 +182,8 @@ struct node {
   res_list allocatable, capacity;
   size_t npods;
   pod **pods; /* pods bound to this node, any phase, sorted by name */
+  /* actual utilization (model_link_metrics): NodeMetrics usage, NULL when none was read */
+  const res_list *actual;
 };
 
 typedef struct {
@@ -251,6 +255,45 @@ typedef struct {
   size_t other_kubedeschedulers; /* KubeDeschedulers of another namespace/name (ignored) */
 } openshift_objs;
 
+/* ---------- actual utilization: an input read before the cycle, like the cluster ----------
+ *
+ * Plugins never query a metrics source: live mode fetches what the policy's plugins need
+ * (metrics.k8s.io NodeMetrics/PodMetrics, Prometheus instant queries) and simulate reads the
+ * same answers from files; both store them here (docs/utilization.md). */
+
+/* metrics.k8s.io NodeMetrics: the node's usage (cpu, memory). */
+typedef struct {
+  const char *name;
+  res_list usage;
+} node_metrics_obj;
+
+typedef struct {
+  const char *name;
+  res_list usage;
+} container_usage;
+
+/* metrics.k8s.io PodMetrics: usage per container, in the order served. */
+typedef struct pod_metrics_obj {
+  const char *ns, *name;
+  size_t ncontainers;
+  container_usage *containers;
+} pod_metrics_obj;
+
+typedef struct {
+  const char *instance; /* the sample's `instance` label: a node name */
+  double value;
+} prom_sample;
+
+/* The answer to one Prometheus instant query. Either error is set (upstream's words, e.g.
+ * `expected query results to be of type "vector", got "matrix" instead`) or samples hold the
+ * vector in answer order. */
+typedef struct {
+  const char *query;
+  const char *error;
+  size_t nsamples;
+  prom_sample *samples;
+} prom_answer;
+
 #define MODEL_VEC(type, name)                                                                      \
   struct {                                                                                         \
     size_t n, cap;                                                                                 \
@@ -274,6 +317,13 @@ typedef struct model {
   bool vmis_complete;
   openshift_objs openshift;
   size_t skipped; /* objects of kinds the model does not keep */
+  /* actual utilization (see above) */
+  MODEL_VEC(node_metrics_obj, node_metrics);
+  MODEL_VEC(pod_metrics_obj, pod_metrics);
+  MODEL_VEC(prom_answer, prom_answers);
+  bool node_metrics_read;     /* a metrics collector read NodeMetrics (even none) */
+  bool pod_metrics_read;      /* PodMetrics were read (even none) */
+  const char *pod_metrics_error; /* why PodMetrics could not be read, or NULL */
 } model;
 
 /* Creates an empty model. Caller frees with model_free. */
@@ -288,6 +338,15 @@ int model_finish(model *m, dserr *err);
 /* Appends an object (allocated in m->mem) to a vector. */
 void model_push_(model *m, void *vec, void *item);
 #define MODEL_PUSH(m, vec, item) model_push_((m), &(m)->vec, (item))
+
+/* Attaches node_metrics to nodes (node.actual) and pod_metrics to pods (pod.metrics) by name;
+ * entries for objects not in the model are ignored, a later entry for the same object wins.
+ * Call after model_finish and after adding metrics; may be called again. */
+void model_link_metrics(model *m);
+/* The answer to query (the exact text), or NULL when none was read. */
+const prom_answer *model_find_prom_answer(const model *m, const char *query);
+/* The sample of a node in an answer (samples are sorted by instance). */
+bool prom_answer_value(const prom_answer *a, const char *instance, double *value);
 
 namespace_obj *model_find_namespace(const model *m, const char *name);
 pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);

@@ -80,22 +80,15 @@ static bool hnu_continue(const nu_resources *r, const nu_node *src, const int64_
   return true;
 }
 
-static bool hnu_is_underutilized(const hnu_args *a, const nu_resources *r, const nu_node *nn) {
-  for (size_t t = 0; t < a->thresholds.n; t++) {
-    int j = nu_index(r, a->thresholds.keys[t]);
-    double pct = nn->has_pct[j] ? nn->pct[j] : 0;
-    if (pct > a->thresholds.values[t])
-      return false;
-  }
-  return true;
-}
-
 static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   const hnu_args *a = vargs;
   nu_resources r;
-  nu_resources_init(&r, &a->thresholds);
+  nu_resources_init(&r, &a->thresholds, false);
   size_t n = h->nnodes;
-  nu_node *nodes = nu_compute(h, &r, h->nodes, n);
+  /* upstream's HighNodeUtilization always uses requests (it has no metricsUtilization) */
+  nu_node *nodes = nu_compute(h, &r, h->nodes, n, NULL, err);
+  if (!nodes)
+    return dserr_prefix(err, "error getting node usage");
 
   nu_node **under = ARENA_NEWN(h->scratch, nu_node *, n ? n : 1);
   nu_node **targets = ARENA_NEWN(h->scratch, nu_node *, n ? n : 1);
@@ -106,7 +99,7 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   for (size_t i = 0; i < n; i++) {
     nu_node *nn = &nodes[i];
     nu_set_caps(nn, &r, &full);
-    if (hnu_is_underutilized(a, &r, nn))
+    if (nu_below(&r, nn, &a->thresholds))
       under[nunder++] = nn;
     else if (nn->node->unschedulable)
       LOGV(2, &h->log, "Node is unschedulable", LSTR("node", nn->node->name));

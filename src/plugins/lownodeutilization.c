@@ -7,8 +7,14 @@
  * the underutilized nodes keep room. Ordering choices where upstream's is random: nodes are
  * visited by name; equal drain keys keep name order; equal-priority pods keep name order.
  *
- * Actual-utilization sources (metrics server, Prometheus) are accepted by validation as
- * upstream does; at run time they report that no metrics client is available here. */
+ * With `metricsUtilization` the usage is actual utilization instead of requests, read from
+ * the model (fetched before the cycle, or given to simulate as files; the plugin never
+ * queries): `source: KubernetesMetrics` (or the deprecated `metricsServer: true`) takes
+ * cpu and memory from metrics.k8s.io NodeMetrics and a pod's usage from its PodMetrics;
+ * `source: Prometheus` takes one value in [0, 1] per node from the policy's query as the
+ * resource MetricResource (0-100). A Prometheus value says nothing about single pods, so, as
+ * upstream, each overutilized node gives up one pod per cycle, or up to evictionLimits.node
+ * when set. Any usage error stops the plugin with upstream's message and evicts nothing. */
 #include "../framework/framework.h"
 #include "../framework/podutil.h"
 #include "../util/strbuf.h"
@@ -152,58 +158,70 @@ static bool lnu_continue(const nu_resources *r, const nu_node *src, const int64_
 /* Threshold pairs as pct_maps over R_thr: static, or deviation from the average. */
 static void thresholds_for(plugin_handle *h, const lnu_args *a, const nu_resources *r,
                            const nu_node *nodes, size_t n, pct_map *low, pct_map *high) {
-  if (!a->use_deviation) {
-    *low = a->thresholds;
-    *high = a->target;
+  double avg[NU_MAX_RES];
+  nu_assess_thresholds(h->scratch, &a->thresholds, &a->target, a->use_deviation, r, nodes, n, low,
+                       high, avg);
+  if (!a->use_deviation || !LOG_ON(3))
     return;
-  }
-  size_t k = a->thresholds.n;
-  low->set = high->set = true;
-  low->n = high->n = k;
-  low->keys = high->keys = a->thresholds.keys;
-  low->values = ARENA_NEWN(h->scratch, double, k ? k : 1);
-  high->values = ARENA_NEWN(h->scratch, double, k ? k : 1);
+  size_t k = a->thresholds.n < NU_MAX_RES ? a->thresholds.n : NU_MAX_RES;
   log_field avgf[NU_MAX_RES], lowf[NU_MAX_RES], highf[NU_MAX_RES];
   for (size_t t = 0; t < k; t++) {
-    int j = nu_index(r, a->thresholds.keys[t]);
-    double sum = 0;
-    size_t cnt = 0;
-    for (size_t i = 0; i < n; i++)
-      if (nodes[i].has_pct[j]) {
-        sum += nodes[i].pct[j];
-        cnt++;
-      }
-    double avg = cnt ? sum / (double)cnt : 0;
-    bool f;
-    double lo = avg - a->thresholds.values[t],
-           hi = avg + pct_get(&a->target, a->thresholds.keys[t], &f);
-    low->values[t] = lo < 0 ? 0 : lo > 100 ? 100 : lo;
-    high->values[t] = hi < 0 ? 0 : hi > 100 ? 100 : hi;
-    avgf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, avg));
+    avgf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, avg[t]));
     lowf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, low->values[t]));
     highf[t] = LSTR(a->thresholds.keys[t], nu_pct_str(h, high->values[t]));
   }
-  if (LOG_ON(3)) {
-    log_write('I', 3, __FILE__, __LINE__, "Assessed average usage", NULL, &h->log, avgf, k);
-    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for underutilized nodes", NULL,
-              &h->log, lowf, k);
-    log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for overutilized nodes", NULL,
-              &h->log, highf, k);
+  log_write('I', 3, __FILE__, __LINE__, "Assessed average usage", NULL, &h->log, avgf, k);
+  log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for underutilized nodes", NULL,
+            &h->log, lowf, k);
+  log_write('I', 3, __FILE__, __LINE__, "Assessed thresholds for overutilized nodes", NULL,
+            &h->log, highf, k);
+}
+
+/* Which usage this configuration reads (upstream's usageClientForMetrics): -1 with the
+ * "error initializing usage client" reason. */
+static int usage_source(plugin_handle *h, const lnu_args *a, nu_usage *u, dserr *err) {
+  u->kind = NU_REQUESTS;
+  u->query = NULL;
+  if (!a->has_metrics)
+    return 0;
+  const char *src = a->metrics.source ? a->metrics.source : "";
+  if (a->metrics.metrics_server || !strcmp(src, "KubernetesMetrics")) {
+    if (!h->m->node_metrics_read)
+      return dserr_set(err, "metrics client not initialized");
+    u->kind = NU_METRICS_API;
+    return 0;
   }
+  if (!strcmp(src, "Prometheus")) {
+    if (!model_find_prom_answer(h->m, a->metrics.prometheus.query))
+      return dserr_set(err, "prometheus client not initialized");
+    u->kind = NU_PROMETHEUS;
+    u->query = a->metrics.prometheus.query;
+    return 0;
+  }
+  return dserr_set(err, *src ? "unrecognized metrics source" : "metrics source is empty");
+}
+
+static void lnu_add_usage_needs(const void *vargs, usage_needs *needs) {
+  const lnu_args *a = vargs;
+  if (!a->has_metrics)
+    return;
+  const char *src = a->metrics.source ? a->metrics.source : "";
+  if (a->metrics.metrics_server || !strcmp(src, "KubernetesMetrics"))
+    needs->node_metrics = needs->pod_metrics = true;
+  else if (!strcmp(src, "Prometheus") && a->metrics.prometheus.query)
+    usage_needs_add_query(needs, a->metrics.prometheus.query);
 }
 
 static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   const lnu_args *a = vargs;
-  if (a->has_metrics) {
-    const char *src = a->metrics.source ? a->metrics.source : "";
-    if (!strcmp(src, "Prometheus"))
-      return dserr_set(err, "error initializing usage client: prometheus client not initialized");
-    if (a->metrics.metrics_server || !strcmp(src, "KubernetesMetrics"))
-      return dserr_set(err, "error initializing usage client: metrics client not initialized");
-  }
+  nu_usage usage;
+  if (usage_source(h, a, &usage, err) < 0)
+    return dserr_prefix(err, "error initializing usage client");
   nu_resources r;
-  nu_resources_init(&r, &a->thresholds);
-  nu_node *nodes = nu_compute(h, &r, h->nodes, h->nnodes);
+  nu_resources_init(&r, &a->thresholds, usage.kind == NU_PROMETHEUS);
+  nu_node *nodes = nu_compute(h, &r, h->nodes, h->nnodes, &usage, err);
+  if (!nodes)
+    return dserr_prefix(err, "error getting node usage");
   size_t n = h->nnodes;
   pct_map low, high;
   thresholds_for(h, a, &r, nodes, n, &low, &high);
@@ -219,18 +237,8 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
            LSTR("node", nn->node->name));
       is_under = false;
     }
-    for (size_t t = 0; t < low.n && is_under; t++) {
-      int j = nu_index(&r, low.keys[t]);
-      double pct = nn->has_pct[j] ? nn->pct[j] : 0;
-      is_under = pct <= low.values[t];
-    }
-    bool is_over = false;
-    if (!is_under)
-      for (size_t t = 0; t < high.n && !is_over; t++) {
-        int j = nu_index(&r, high.keys[t]);
-        double pct = nn->has_pct[j] ? nn->pct[j] : 0;
-        is_over = pct > high.values[t];
-      }
+    is_under = is_under && nu_below(&r, nn, &low);
+    bool is_over = !is_under && nu_above(&r, nn, &high);
     if (is_under || is_over) {
       nu_set_caps(nn, &r, &high);
       if (is_under)
@@ -245,9 +253,10 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
            LJSON("usagePercentage", nu_pct_json(h, &r, nn)));
     }
   }
-  nu_log_criteria(h, "Criteria for a node under utilization", &low);
+  /* upstream logs the configured maps here, not the assessed deviation values */
+  nu_log_criteria(h, "Criteria for a node under utilization", &a->thresholds);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
-  nu_log_criteria(h, "Criteria for a node above target utilization", &high);
+  nu_log_criteria(h, "Criteria for a node above target utilization", &a->target);
   LOGV(1, &h->log, "Number of overutilized nodes", LUINT("totalNumber", nover));
 
   if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
@@ -267,8 +276,20 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
                   a->limits.node,
                   &a->evictable_namespaces,
                   lnu_pod_filter,
-                  NULL};
+                  NULL,
+                  &usage};
   return nu_evict(h, &plan, err);
+}
+
+void lnu_classification_of(const void *vargs, lnu_classification *out) {
+  const lnu_args *a = vargs;
+  out->use_deviation = a->use_deviation;
+  out->thresholds = &a->thresholds;
+  out->target = &a->target;
+  out->query = a->has_metrics && a->metrics.has_prometheus && a->metrics.prometheus.query &&
+                       *a->metrics.prometheus.query
+                   ? a->metrics.prometheus.query
+                   : NULL;
 }
 
 const plugin_desc plugin_low_node_utilization = {
@@ -279,4 +300,5 @@ const plugin_desc plugin_low_node_utilization = {
     .validate = lnu_validate,
     .prepare = lnu_prepare,
     .run = lnu_run,
+    .add_usage_needs = lnu_add_usage_needs,
 };

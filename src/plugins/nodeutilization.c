@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nu_resources_init(nu_resources *r, const pct_map *thresholds) {
+void nu_resources_init(nu_resources *r, const pct_map *thresholds, bool only_thresholds) {
   r->n = 0;
   for (size_t i = 0; i < thresholds->n && r->n < NU_MAX_RES - 3; i++)
     r->names[r->n++] = thresholds->keys[i];
+  if (only_thresholds)
+    return;
   static const char *basic[] = {"cpu", "memory", "pods"};
   for (size_t b = 0; b < 3; b++)
     if (nu_index(r, basic[b]) < 0)
@@ -36,37 +38,164 @@ int64_t nu_pod_request(const pod *p, const char *name) {
   return is_cpu(name) ? milli : quantity_units(milli);
 }
 
-nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n) {
+void nu_set_percentages(nu_node *nn, const nu_resources *r) {
+  const node *nd = nn->node;
+  const res_list *capsrc = nd->allocatable.n ? &nd->allocatable : &nd->capacity;
+  for (size_t j = 0; j < r->n; j++) {
+    const char *name = r->names[j];
+    bool found;
+    int64_t c = res_get(capsrc, name, &found);
+    if (strcmp(name, NU_METRIC_RESOURCE) == 0) {
+      /* upstream gives every node this synthetic capacity (a query's 0-100 scale) */
+      found = true;
+      c = 100 * 1000;
+    }
+    nn->has_capacity[j] = found;
+    nn->capacity[j] = found ? (is_cpu(name) ? c : quantity_units(c)) : 0;
+    nn->has_pct[j] = found;
+    nn->pct[j] = 0;
+    if (found)
+      nn->pct[j] = nn->capacity[j] == 0 ? 0 : (double)nn->usage[j] / (double)nn->capacity[j] * 100;
+  }
+}
+
+int nu_prom_node_usage(const prom_answer *a, const nu_resources *r, nu_node *nn, dserr *err) {
+  double v;
+  if (!prom_answer_value(a, nn->node->name, &v))
+    return dserr_set(err, "unable to find metric entry for %s", nn->node->name);
+  for (size_t j = 0; j < r->n; j++)
+    nn->usage[j] = strcmp(r->names[j], NU_METRIC_RESOURCE) == 0 ? (int64_t)(v * 100) : 0;
+  nu_set_percentages(nn, r);
+  return 0;
+}
+
+/* metrics.k8s.io: cpu and memory from NodeMetrics, pods counted; nothing else exists there */
+static int metrics_api_node_usage(const nu_resources *r, nu_node *nn, dserr *err) {
+  const node *nd = nn->node;
+  if (!nd->actual)
+    return dserr_set(err, "unable to find node \"%s\" in the collected metrics", nd->name);
+  for (size_t j = 0; j < r->n; j++) {
+    const char *name = r->names[j];
+    if (strcmp(name, "pods") == 0)
+      nn->usage[j] = (int64_t)nn->npods;
+    else if (is_cpu(name))
+      nn->usage[j] = res_get(nd->actual, "cpu", NULL);
+    else if (strcmp(name, "memory") == 0)
+      nn->usage[j] = quantity_units(res_get(nd->actual, "memory", NULL));
+    else
+      return dserr_set(err, "unable to find \"%s\" resource for collected \"%s\" node metric",
+                       name, nd->name);
+  }
+  nu_set_percentages(nn, r);
+  return 0;
+}
+
+static void requests_node_usage(const nu_resources *r, nu_node *nn) {
+  /* sum requests in milli, then scale once, as upstream sums exact quantities */
+  int64_t milli[NU_MAX_RES] = {0};
+  for (size_t k = 0; k < nn->npods; k++)
+    for (size_t j = 0; j < r->n; j++)
+      milli[j] = quantity_add(milli[j], res_get(&nn->pods[k]->requests, r->names[j], NULL));
+  for (size_t j = 0; j < r->n; j++) {
+    const char *name = r->names[j];
+    if (strcmp(name, "pods") == 0)
+      nn->usage[j] = (int64_t)nn->npods;
+    else
+      nn->usage[j] = is_cpu(name) ? milli[j] : quantity_units(milli[j]);
+  }
+  nu_set_percentages(nn, r);
+}
+
+const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err) {
+  const prom_answer *a = model_find_prom_answer(m, query);
+  if (!a)
+    dserr_set(err, "prometheus client not initialized");
+  else if (a->error)
+    dserr_set(err, "%s", a->error);
+  return a && !a->error ? a : NULL;
+}
+
+nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
+                    const nu_usage *src, dserr *err) {
+  nu_source kind = src ? src->kind : NU_REQUESTS;
+  const prom_answer *answer = NULL;
+  if (kind == NU_METRICS_API && !h->m->node_metrics_read) {
+    dserr_set(err, "metrics client not initialized");
+    return NULL;
+  }
+  if (kind == NU_PROMETHEUS && !(answer = nu_prom_answer(h->m, src->query, err)))
+    return NULL;
   nu_node *out = ARENA_NEWN(h->scratch, nu_node, n ? n : 1);
   for (size_t i = 0; i < n; i++) {
     nu_node *nn = &out[i];
-    node *nd = nodes[i];
-    nn->node = nd;
-    nn->pods = fw_node_pods(h, nd, true, &nn->npods);
-    /* sum requests in milli, then scale once, as upstream sums exact quantities */
-    int64_t milli[NU_MAX_RES] = {0};
-    for (size_t k = 0; k < nn->npods; k++)
-      for (size_t j = 0; j < r->n; j++)
-        milli[j] = quantity_add(milli[j], res_get(&nn->pods[k]->requests, r->names[j], NULL));
-    const res_list *capsrc = nd->allocatable.n ? &nd->allocatable : &nd->capacity;
-    for (size_t j = 0; j < r->n; j++) {
-      const char *name = r->names[j];
-      if (strcmp(name, "pods") == 0)
-        nn->usage[j] = (int64_t)nn->npods;
-      else
-        nn->usage[j] = is_cpu(name) ? milli[j] : quantity_units(milli[j]);
-      bool found;
-      int64_t c = res_get(capsrc, name, &found);
-      nn->has_capacity[j] = found;
-      nn->capacity[j] = found ? (is_cpu(name) ? c : quantity_units(c)) : 0;
-      if (found) {
-        nn->has_pct[j] = true;
-        nn->pct[j] =
-            nn->capacity[j] == 0 ? 0 : (double)nn->usage[j] / (double)nn->capacity[j] * 100;
-      }
-    }
+    nn->node = nodes[i];
+    nn->pods = fw_node_pods(h, nodes[i], true, &nn->npods);
+    int rc = 0;
+    if (kind == NU_PROMETHEUS)
+      rc = nu_prom_node_usage(answer, r, nn, err);
+    else if (kind == NU_METRICS_API)
+      rc = metrics_api_node_usage(r, nn, err);
+    else
+      requests_node_usage(r, nn);
+    if (rc < 0)
+      return NULL;
   }
   return out;
+}
+
+void nu_assess_thresholds(arena *a, const pct_map *thresholds, const pct_map *target,
+                          bool deviation, const nu_resources *r, const nu_node *nodes, size_t n,
+                          pct_map *low, pct_map *high, double *avg) {
+  if (!deviation) {
+    *low = *thresholds;
+    *high = *target;
+    return;
+  }
+  size_t k = thresholds->n;
+  low->set = high->set = true;
+  low->n = high->n = k;
+  low->keys = high->keys = thresholds->keys;
+  low->values = ARENA_NEWN(a, double, k ? k : 1);
+  high->values = ARENA_NEWN(a, double, k ? k : 1);
+  for (size_t t = 0; t < k; t++) {
+    int j = nu_index(r, thresholds->keys[t]);
+    double sum = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < n && j >= 0; i++)
+      if (nodes[i].has_pct[j]) {
+        sum += nodes[i].pct[j];
+        cnt++;
+      }
+    double mean = cnt ? sum / (double)cnt : 0;
+    double up = 0;
+    for (size_t u = 0; u < target->n; u++)
+      if (strcmp(target->keys[u], thresholds->keys[t]) == 0)
+        up = target->values[u];
+    double lo = mean - thresholds->values[t], hi = mean + up;
+    low->values[t] = lo < 0 ? 0 : lo > 100 ? 100 : lo;
+    high->values[t] = hi < 0 ? 0 : hi > 100 ? 100 : hi;
+    if (avg)
+      avg[t] = mean;
+  }
+}
+
+static double pct_of(const nu_resources *r, const nu_node *nn, const char *name) {
+  int j = nu_index(r, name);
+  return j >= 0 && nn->has_pct[j] ? nn->pct[j] : 0;
+}
+
+bool nu_below(const nu_resources *r, const nu_node *nn, const pct_map *low) {
+  for (size_t t = 0; t < low->n; t++)
+    if (!(pct_of(r, nn, low->keys[t]) <= low->values[t]))
+      return false;
+  return true;
+}
+
+bool nu_above(const nu_resources *r, const nu_node *nn, const pct_map *high) {
+  for (size_t t = 0; t < high->n; t++)
+    if (pct_of(r, nn, high->keys[t]) > high->values[t])
+      return true;
+  return false;
 }
 
 void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high) {
@@ -305,6 +434,48 @@ static void log_total_capacity(const nu_resources *r, const int64_t *avail) {
   log_write('I', 1, __FILE__, __LINE__, "Total capacity to be moved", NULL, NULL, f, k);
 }
 
+/* A pod's usage for the source's bookkeeping: 0 with usage[], 1 when the source has no
+ * per-pod figure (Prometheus: "unconstrained" eviction), -1 with err when it cannot be had
+ * (the pod is skipped, as upstream skips it). */
+static int nu_pod_usage(plugin_handle *h, const nu_plan *plan, const pod *p, int64_t *usage,
+                        dserr *err) {
+  const nu_resources *r = plan->res;
+  nu_source kind = plan->usage ? plan->usage->kind : NU_REQUESTS;
+  if (kind == NU_PROMETHEUS)
+    return 1;
+  if (kind == NU_REQUESTS) {
+    for (size_t j = 0; j < r->n; j++)
+      usage[j] = nu_pod_request(p, r->names[j]);
+    return 0;
+  }
+  /* metrics.k8s.io PodMetrics, summed over containers (usageclients.go, podUsage) */
+  if (h->m->pod_metrics_error || !h->m->pod_metrics_read)
+    return dserr_set(err, "unable to get podmetrics for \"%s\"/\"%s\": %s", p->ns, p->name,
+                     h->m->pod_metrics_error ? h->m->pod_metrics_error : "no PodMetrics were read");
+  if (!p->metrics)
+    return dserr_set(err,
+                     "unable to get podmetrics for \"%s\"/\"%s\": podmetrics.metrics.k8s.io "
+                     "\"%s\" not found",
+                     p->ns, p->name, p->name);
+  int64_t milli[NU_MAX_RES] = {0};
+  for (size_t c = 0; c < p->metrics->ncontainers; c++) {
+    const container_usage *cu = &p->metrics->containers[c];
+    for (size_t j = 0; j < r->n; j++) {
+      if (strcmp(r->names[j], "pods") == 0)
+        continue;
+      bool found;
+      int64_t v = res_get(&cu->usage, r->names[j], &found);
+      if (!found)
+        return dserr_set(err, "pod %s/%s: container \"%s\" is missing \"%s\" resource", p->ns,
+                         p->name, cu->name, r->names[j]);
+      milli[j] = quantity_add(milli[j], v);
+    }
+  }
+  for (size_t j = 0; j < r->n; j++)
+    usage[j] = is_cpu(r->names[j]) ? milli[j] : quantity_units(milli[j]);
+  return 0;
+}
+
 typedef enum { NODE_NEXT, PLUGIN_STOP } drain_result;
 
 /* the removable pods from..n stay: the node (or the destinations' room) reached the target */
@@ -362,8 +533,13 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
     if (!fw_pre_eviction_filter(h, p))
       continue;
     int64_t pod_usage[NU_MAX_RES];
-    for (size_t j = 0; j < r->n; j++)
-      pod_usage[j] = nu_pod_request(p, r->names[j]);
+    dserr uerr;
+    int urc = nu_pod_usage(h, plan, p, pod_usage, &uerr);
+    if (urc < 0) {
+      LOGE(&h->log, "unable to get pod usage", uerr.msg, LSTR("pod", pod_ref(p, ref, sizeof ref)));
+      continue;
+    }
+    bool unconstrained = urc == 1;
     evict_status st = fw_evict(h, p, "");
     if (st == EVICT_LIMIT_NODE)
       return NODE_NEXT;
@@ -376,8 +552,16 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
       continue;
     }
+    /* a usage without per-pod figures (Prometheus): upstream moves one pod per node unless
+     * evictionLimits.node allows more, and then without re-checking the node */
+    if (unconstrained && !plan->node_limit.set) {
+      LOGV(3, &h->log, "Currently, only a single pod eviction is allowed");
+      return NODE_NEXT;
+    }
     count++;
     LOGV(3, &h->log, "Evicted pods", LSTR("pod", pod_ref(p, ref, sizeof ref)));
+    if (unconstrained)
+      continue;
     for (size_t j = 0; j < r->n; j++) {
       int64_t d = strcmp(r->names[j], "pods") == 0 ? 1 : pod_usage[j];
       src->usage[j] = quantity_sub(src->usage[j], d);

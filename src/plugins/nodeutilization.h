@@ -1,11 +1,15 @@
 /* nodeutilization.h - what LowNodeUtilization and HighNodeUtilization share (plugins.md §2).
  *
- * Node usage from pod requests, percentages computed in IEEE double exactly as upstream
- * (used / capacity * 100, so 57% can be 56.99999999999999), per-node caps from a threshold,
- * and the eviction engine that moves pods off source nodes while the destinations have room.
+ * Node usage (from pod requests, or actual utilization read into the model: metrics.k8s.io
+ * or a Prometheus query, as upstream's usage clients give it), percentages computed in IEEE
+ * double exactly as upstream (used / capacity * 100, so 57% can be 56.99999999999999), the
+ * threshold pair and the under/over tests (also used by the soft-tainter), per-node caps
+ * from a threshold, and the eviction engine that moves pods off source nodes while the
+ * destinations have room.
  *
  * Quantities are "scaled": millicores for cpu, whole units (bytes, pods) for everything
- * else, as upstream compares them. */
+ * else, as upstream compares them. The synthetic resource MetricResource (a Prometheus
+ * query's value, 0-100) has a capacity of 100 on every node. */
 #ifndef DS_NODEUTILIZATION_H
 #define DS_NODEUTILIZATION_H
 
@@ -16,6 +20,19 @@
 #include <stdint.h>
 
 #define NU_MAX_RES 32
+#define NU_METRIC_RESOURCE "MetricResource"
+
+/* Where usage comes from (upstream's usage clients, usageclients.go). */
+typedef enum {
+  NU_REQUESTS,    /* Σ requests of the node's non-terminal pods (the default) */
+  NU_METRICS_API, /* metrics.k8s.io NodeMetrics / PodMetrics (KubernetesMetrics, metricsServer) */
+  NU_PROMETHEUS,  /* one Prometheus query: MetricResource per node; no pod usage */
+} nu_source;
+
+typedef struct {
+  nu_source kind;
+  const char *query; /* NU_PROMETHEUS */
+} nu_usage;
 
 typedef struct {
   size_t n;
@@ -34,20 +51,45 @@ typedef struct {
   size_t npods;
 } nu_node;
 
-/* Builds R_ext from the threshold keys (at most NU_MAX_RES - 3). */
-void nu_resources_init(nu_resources *r, const pct_map *thresholds);
+/* Builds R_ext from the threshold keys (at most NU_MAX_RES - 3), plus cpu, memory and pods
+ * unless only_thresholds (Prometheus mode, where R_ext is the threshold keys alone). */
+void nu_resources_init(nu_resources *r, const pct_map *thresholds, bool only_thresholds);
 int nu_index(const nu_resources *r, const char *name);
 
 /* Scaled request of one pod for resource name (cpu milli, else units rounded up). */
 int64_t nu_pod_request(const pod *p, const char *name);
 
-/* Usage, capacity and percentages of every node (requests-based usage client). */
-nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n);
+/* Usage, capacity and percentages of every node from the usage source (NULL = requests).
+ * An actual-utilization source that cannot give every node's usage returns NULL with
+ * upstream's error (e.g. `unable to find metric entry for node-a`,
+ * `prometheus client not initialized` when nothing answered the query). */
+nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
+                    const nu_usage *src, dserr *err);
+/* Capacity and percentages of one node whose usage[] is set (MetricResource: 100). */
+void nu_set_percentages(nu_node *nn, const nu_resources *r);
+/* The usable answer to query, or NULL with the reason: `prometheus client not initialized`
+ * when nothing answered, else the answer's own error (upstream's words). */
+const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err);
+/* One node's MetricResource usage from a Prometheus answer: trunc(value * 100), then the
+ * percentages. -1 with `unable to find metric entry for <node>` when it has no sample. */
+int nu_prom_node_usage(const prom_answer *a, const nu_resources *r, nu_node *nn, dserr *err);
+
+/* The threshold pair over the threshold keys: static (thresholds / target as given), or with
+ * deviation the mean percentage of the nodes (those having one) minus `thresholds` and plus
+ * `target`, clamped to [0, 100]. avg (thresholds->n values) may be NULL. Values live in a. */
+void nu_assess_thresholds(arena *a, const pct_map *thresholds, const pct_map *target,
+                          bool deviation, const nu_resources *r, const nu_node *nodes, size_t n,
+                          pct_map *low, pct_map *high, double *avg);
+/* Every resource of low at or below it (a missing percentage counts as 0). */
+bool nu_below(const nu_resources *r, const nu_node *nn, const pct_map *low);
+/* Some resource of high strictly above it. */
+bool nu_above(const nu_resources *r, const nu_node *nn, const pct_map *high);
 
 /* cap[R] = trunc(high[R] * 0.01 * capacity[R]); full capacity when high has no entry. */
 void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high);
 
-/* JSON renderings for the "usage" and "usagePercentage" log keys (in h->scratch). */
+/* JSON renderings for the "usage" and "usagePercentage" log keys (in h->scratch, the only
+ * member of h they use). */
 const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t *usage);
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn);
 const char *nu_pct_str(plugin_handle *h, double v); /* "70.00%" */
@@ -73,6 +115,7 @@ typedef struct {
   const ns_filter *excluded;    /* evictableNamespaces (exclude only) */
   bool (*pod_filter)(plugin_handle *h, const void *ctx, const pod *p); /* plugin's pod filter */
   const void *filter_ctx;
+  const nu_usage *usage; /* where a pod's usage comes from; NULL = its requests */
 } nu_plan;
 
 /* §2.9. Returns -1 only for a plugin error (err set). */
@@ -92,5 +135,15 @@ void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, 
  * numberOfNodes of them, or all cycle nodes underutilized. Logs the reason and returns true
  * when the plugin should stop. */
 bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes);
+
+/* What the soft-tainter reads from a LowNodeUtilization configuration (the KubeVirt profile's):
+ * its thresholds and its Prometheus query. */
+typedef struct {
+  bool use_deviation;
+  const pct_map *thresholds, *target;
+  const char *query; /* metricsUtilization.prometheus.query; NULL when there is none */
+} lnu_classification;
+/* args: the decoded args of a pluginConfig named LowNodeUtilization (borrowed into out). */
+void lnu_classification_of(const void *args, lnu_classification *out);
 
 #endif

@@ -28,6 +28,21 @@ typedef struct {
   int kubevirt;
 } plugin_env;
 
+/* The actual-utilization inputs a policy's plugins read (docs/utilization.md). Live mode
+ * fetches exactly these before a cycle; simulate reads them from --metrics files. */
+#define USAGE_MAX_QUERIES 32
+typedef struct {
+  bool node_metrics; /* metrics.k8s.io NodeMetrics (source KubernetesMetrics / metricsServer) */
+  bool pod_metrics;  /* metrics.k8s.io PodMetrics (the same sources: a pod's usage) */
+  size_t nqueries;   /* distinct Prometheus queries, first-use order */
+  const char *queries[USAGE_MAX_QUERIES];
+} usage_needs;
+
+/* Adds a Prometheus query to needs unless already there (or the table is full: a policy with
+ * more distinct queries than USAGE_MAX_QUERIES gets "prometheus client not initialized" for
+ * the rest, which is logged). */
+void usage_needs_add_query(usage_needs *needs, const char *query);
+
 typedef struct plugin_desc {
   const char *name;
   unsigned points;
@@ -51,6 +66,8 @@ typedef struct plugin_desc {
    * plugins run PreEvictionFilter over all candidates before evicting any). false vetoes
    * this eviction (fw_evict answers EVICT_VETOED); the plugin logs why. */
   bool (*admit)(plugin_handle *h, const void *args, const pod *p);
+  /* Optional: adds the actual-utilization inputs this configuration reads. */
+  void (*add_usage_needs)(const void *args, usage_needs *needs);
 } plugin_desc;
 
 typedef const plugin_desc *(*plugin_lookup_fn)(const char *name);

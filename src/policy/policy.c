@@ -711,3 +711,15 @@ void policy_free(policy *p) {
   arena_free(p->mem);
   free(p);
 }
+
+const metrics_provider *policy_metrics_provider(const policy *p, const char *source) {
+  const metrics_provider *found = NULL;
+  for (size_t i = 0; i < p->nproviders; i++)
+    if (p->providers[i].source && strcmp(p->providers[i].source, source) == 0)
+      found = &p->providers[i];
+  return found;
+}
+
+bool policy_metrics_collector(const policy *p) {
+  return p->metrics_collector_enabled || policy_metrics_provider(p, "KubernetesMetrics");
+}

@@ -69,6 +69,13 @@ policy *policy_load_string(const char *name, const char *text, plugin_lookup_fn 
                            const plugin_env *env, dserr *err);
 void policy_free(policy *p);
 
+/* The metrics provider of a source ("Prometheus", "KubernetesMetrics"), the last one as
+ * upstream's map keeps it, or NULL. */
+const metrics_provider *policy_metrics_provider(const policy *p, const char *source);
+/* Whether upstream would run a metrics.k8s.io collector: metricsCollector.enabled or a
+ * KubernetesMetrics provider. */
+bool policy_metrics_collector(const policy *p);
+
 /* The pluginConfig entry that wins for name in a profile (the first one), or NULL. */
 plugin_config *profile_config(const profile *pr, const char *name);
 /* The name of the first profile that enables plugin `name` at any extension point, or NULL. */

@@ -209,9 +209,12 @@ static doc_pair *sorted_pairs(const doc_node *map) {
   return p;
 }
 
+/* an integer too big for int64 keeps the digits it was written with */
 static void number_text(const doc_node *n, char *buf, size_t cap) {
   if (n->type == DOC_INT && !n->big)
     snprintf(buf, cap, "%" PRId64, n->v.i);
+  else if (n->type == DOC_INT && n->text && *n->text)
+    snprintf(buf, cap, "%s", n->text);
   else {
     strbuf sb = {0};
     sb_append_json_double(&sb, n->v.f);

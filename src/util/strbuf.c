@@ -159,6 +159,50 @@ void sb_append_json_double(strbuf *sb, double f) {
   sb_append(sb, buf);
 }
 
+void sb_append_go_float(strbuf *sb, double f) {
+  if (isnan(f) || isinf(f)) {
+    sb_append(sb, isnan(f) ? "NaN" : f > 0 ? "+Inf" : "-Inf");
+    return;
+  }
+  /* shortest round-tripping digits, then written out without an exponent */
+  char buf[64];
+  for (int prec = 0; prec <= 16; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec, f);
+    if (strtod(buf, NULL) == f)
+      break;
+  }
+  const char *p = buf;
+  if (*p == '-') {
+    sb_appendc(sb, '-');
+    p++;
+  }
+  char digits[32];
+  size_t nd = 0;
+  for (; *p && *p != 'e'; p++)
+    if (*p != '.')
+      digits[nd++] = *p;
+  int exp = *p == 'e' ? atoi(p + 1) : 0;
+  while (nd > 1 && digits[nd - 1] == '0')
+    nd--;
+  if (nd == 1 && digits[0] == '0') {
+    sb_appendc(sb, '0');
+    return;
+  }
+  if (exp >= 0) {
+    for (int i = 0; i <= exp; i++)
+      sb_appendc(sb, (size_t)i < nd ? digits[i] : '0');
+    if ((size_t)exp + 1 < nd) {
+      sb_appendc(sb, '.');
+      sb_appendn(sb, digits + exp + 1, nd - (size_t)exp - 1);
+    }
+  } else {
+    sb_append(sb, "0.");
+    for (int i = 0; i < -exp - 1; i++)
+      sb_appendc(sb, '0');
+    sb_appendn(sb, digits, nd);
+  }
+}
+
 void sb_clear(strbuf *sb) {
   sb->len = 0;
   if (sb->buf)

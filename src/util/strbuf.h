@@ -26,6 +26,11 @@ void sb_append_go_quoted(strbuf *sb, const char *s);
  * back as the same value, plain for magnitudes in [1e-6, 1e21), else with an exponent
  * (klog renders float values this way). NaN and infinities become quoted strings. */
 void sb_append_json_double(strbuf *sb, double f);
+/* Appends a double as Go's strconv.FormatFloat(f, 'f', -1, 64) and fmt's %v of a Prometheus
+ * sample value write it: the shortest decimal that reads back as the same value, never with
+ * an exponent ("1.5", "100", "0.000001", "1e+21" as "1000000000000000000000"); NaN, +Inf and
+ * -Inf as Go spells them. */
+void sb_append_go_float(strbuf *sb, double f);
 void sb_clear(strbuf *sb);
 void sb_free(strbuf *sb);
 /* The contents, never NULL ("" when empty). Borrowed. */

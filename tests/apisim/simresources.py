@@ -305,6 +305,7 @@ def _builtin():
         R("", "v1", "pods", "Pod", True, ["po"], status=True, categories=["all"], fields=POD_FIELDS,
           subresources=eviction, generation=False),
         R("", "v1", "configmaps", "ConfigMap", True, ["cm"], generation=False),
+        R("", "v1", "secrets", "Secret", True, [], generation=False),
         R("", "v1", "events", "Event", True, ["ev"], fields=EVENT_FIELDS, generation=False),
         R("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ["pvc"], status=True,
           generation=False),

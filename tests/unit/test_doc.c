@@ -545,6 +545,25 @@ static void test_stream_files(void **state) {
   assert_int_equal(doc_get(root, "items")->n, 2);
 }
 
+/* A tree read from the API written back: keys sorted (as Go's encoding/json writes maps),
+ * numbers as written, even an integer too big for int64. */
+static void test_write_json(void **state) {
+  (void)state;
+  arena *a = arena_new(4096);
+  doc_node *root;
+  dserr err;
+  const char *in = "{\"b\":[1,2.5,\"x\",true,null],\"a\":{},\"big\":123456789012345678901234}";
+  assert_int_equal(doc_parse_json(a, "t", in, strlen(in), &root, &err), 0);
+  strbuf sb = {0};
+  doc_write_json(&sb, root, 0);
+  assert_string_equal(sb_str(&sb), "{\"a\":{},\"b\":[1,2.5,\"x\",true,null],\"big\":123456789012345678901234}");
+  sb_clear(&sb);
+  doc_write_json(&sb, doc_get(root, "b"), 2);
+  assert_string_equal(sb_str(&sb), "[\n  1,\n  2.5,\n  \"x\",\n  true,\n  null\n]");
+  sb_free(&sb);
+  arena_free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_yaml_booleans),
@@ -565,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_stream_stops_on_callback_error),
       cmocka_unit_test(test_stream_errors),
       cmocka_unit_test(test_stream_files),
+      cmocka_unit_test(test_write_json),
   };
   return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
 }

@@ -53,6 +53,11 @@ model *load_model_text(const char *json, dserr *err) {
 
 int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
                     const char *now, int verbosity) {
+  return sim_run_prepared(r, policy_yaml, snapshot_json, gate, now, verbosity, NULL, NULL);
+}
+
+int sim_run_prepared(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
+                     const char *now, int verbosity, sim_prepare_fn prepare, void *ctx) {
   memset(r, 0, sizeof *r);
   size_t loglen = 0;
   FILE *logs = open_memstream(&r->logs, &loglen);
@@ -63,6 +68,10 @@ int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_js
   if (r->m) {
     plugin_env env = {pc_value, r->m};
     r->pol = policy_load_string("policy.yaml", policy_yaml, plugin_lookup, &env, &r->err);
+  }
+  if (r->pol && prepare && prepare(r->m, r->pol, ctx, &r->err) < 0) {
+    policy_free(r->pol);
+    r->pol = NULL;
   }
   if (r->pol) {
     int64_t t = 1767225600; /* 2026-01-01T00:00:00Z */

@@ -29,6 +29,11 @@ typedef struct {
 /* Runs one cycle. now is RFC 3339 or NULL (2026-01-01T00:00:00Z). verbosity sets --v. */
 int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
                     const char *now, int verbosity);
+/* The same with a hook run after the policy is loaded and before the cycle (e.g. to add actual
+ * utilization to the model); a hook failing with err fails the run. */
+typedef int (*sim_prepare_fn)(model *m, const policy *pol, void *ctx, dserr *err);
+int sim_run_prepared(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
+                     const char *now, int verbosity, sim_prepare_fn prepare, void *ctx);
 /* The same with no gate and the default now; fails the test with the error unless the cycle
  * completes. */
 sim_run sim_run_ok(const char *policy_yaml, const char *snapshot_json, int verbosity);
