@@ -82,4 +82,13 @@ else
   expect_out "Simulated one descheduling cycle: snapshot $OS_EXAMPLE/cluster.json, policy rendered from KubeDescheduler"
   expect_err 'whether PSI (/proc/pressure) is enabled on the worker nodes was not checked'
 fi
+# the README's offline example with the saved Prometheus answer: the hot node by usage
+run simulate --kubedescheduler "$ROOT/examples/openshift-kubevirt/kubedescheduler.yaml" \
+  --snapshot "$ROOT/examples/openshift-kubevirt/cluster.json" \
+  --metrics "$ROOT/examples/openshift-kubevirt/prometheus.json" --v 3
+expect_status 0
+expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="overutilized" node="worker-a" usage={"MetricResource":"62"}'
+expect_err_count 2 '"Eviction in background assumed"'
+expect_err 'vmi="vms/vm-gpu" rule="requireLiveMigration"'
+expect_out 'Totals: evicted=0 requests=2'
 echo "t0302: $checks checks"
