@@ -246,8 +246,10 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
       else
         over[nover++] = nn;
       nu_log_classified(h, &r, nn, is_under ? "underutilized" : "overutilized");
+      nu_note_why(h, &r, nn, &low, &high, is_under ? "underutilized" : "overutilized");
     } else {
       fw_note_category(h, nn->node, "appropriately utilized");
+      nu_note_why(h, &r, nn, &low, &high, "appropriately utilized");
       LOGV(0, &h->log, "Node is appropriately utilized", LSTR("node", nn->node->name),
            LJSON("usage", nu_usage_json(h, &r, nn->usage)),
            LJSON("usagePercentage", nu_pct_json(h, &r, nn)));

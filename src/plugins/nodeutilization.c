@@ -198,6 +198,55 @@ bool nu_above(const nu_resources *r, const nu_node *nn, const pct_map *high) {
   return false;
 }
 
+/* "cpu 20.00% memory 30.00%" */
+static void pct_list(strbuf *sb, const pct_map *m) {
+  for (size_t t = 0; t < m->n; t++)
+    sb_printf(sb, "%s%s %.2f%%", t ? " " : "", m->keys[t], m->values[t]);
+}
+
+void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
+                 const pct_map *high, const char *category) {
+  strbuf why = {0}, thr = {0};
+  if (low) {
+    sb_append(&thr, "low ");
+    pct_list(&thr, low);
+  }
+  if (high) {
+    sb_append(&thr, low ? "; high " : "high ");
+    pct_list(&thr, high);
+  }
+  /* over: the first resource above the high threshold (HighNodeUtilization, which has only
+   * one map: above the low one) */
+  const pct_map *over = high ? high : low;
+  if (!strcmp(category, "overutilized") && over) {
+    for (size_t t = 0; t < over->n; t++)
+      if (pct_of(r, nn, over->keys[t]) > over->values[t]) {
+        sb_printf(&why, "%s %.2f%% > %.2f%%", over->keys[t], pct_of(r, nn, over->keys[t]),
+                  over->values[t]);
+        break;
+      }
+  } else if (!strcmp(category, "underutilized") && low) {
+    for (size_t t = 0; t < low->n; t++)
+      sb_printf(&why, "%s%s %.2f%% <= %.2f%%", t ? ", " : "", low->keys[t],
+                pct_of(r, nn, low->keys[t]), low->values[t]);
+  } else if (nn->node->unschedulable) {
+    sb_append(&why, "unschedulable, so never a destination");
+  } else {
+    sb_append(&why, "above the low and at or below the high thresholds");
+  }
+  fw_note_node_why(h, nn->node, sb_str(&why), thr.len ? sb_str(&thr) : NULL);
+  for (size_t t = 0; low && t < low->n; t++) {
+    bool f = false;
+    double hv = 0;
+    for (size_t k = 0; high && k < high->n; k++)
+      if (!strcmp(high->keys[k], low->keys[t]))
+        hv = high->values[k], f = true;
+    fw_note_node_threshold(h, nn->node, low->keys[t], low->values[t], f ? hv : low->values[t]);
+  }
+  sb_free(&why);
+  sb_free(&thr);
+}
+
 void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high) {
   for (size_t j = 0; j < r->n; j++) {
     if (!nn->has_capacity[j]) {

@@ -98,6 +98,10 @@ const char *nu_pct_str(plugin_handle *h, double v); /* "70.00%" */
  * percentages; also records the category for the report. */
 void nu_log_classified(plugin_handle *h, const nu_resources *r, const nu_node *nn,
                        const char *category);
+/* For the decision record: why nn got `category` (e.g. "memory 72.00% > 68.00%") and the
+ * thresholds in force (low and/or high may be NULL). */
+void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
+                 const pct_map *high, const char *category);
 /* A V1 criteria line: one key per threshold resource, values as "70.00%". */
 void nu_log_criteria(plugin_handle *h, const char *msg, const pct_map *m);
 

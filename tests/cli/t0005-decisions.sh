@@ -28,6 +28,9 @@ assert tgt["count"] == 3, tgt
 nodes = {n["name"]: n for n in d["nodes"]}
 assert nodes["worker-a"]["category"] == "overutilized" and nodes["worker-a"]["inCycle"], nodes
 assert not nodes["control-plane-0"]["inCycle"], nodes
+assert nodes["worker-a"]["why"] == "memory 61.60% > 50.00%", nodes["worker-a"]
+assert nodes["worker-a"]["thresholds"].startswith("low cpu 20.00% memory 30.00% pods 20.00%; high cpu 50.00%"), nodes
+assert nodes["worker-b"]["why"].startswith("cpu 2.00% <= 20.00%"), nodes["worker-b"]
 PY
 
 # bounded: counts stay, examples go

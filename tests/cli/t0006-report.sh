@@ -26,6 +26,8 @@ nodes = {n["name"] for n in plan["nodes"]}
 rows = re.findall(r'<tr class="node-row" data-node="([^"]+)"', dom)
 assert set(rows) == nodes and len(rows) == 3 * len(nodes), (len(rows), len(nodes))
 assert len(re.findall(r'<div class="bar before">', dom)) >= len(nodes), "a bar per node"
+over = [n["name"] for n in plan["nodes"] if n["category"] == "overutilized"]
+assert not over or re.search(r'class="mark high"', dom), "the thresholds are drawn"
 moves = re.findall(r'<tr class="move">', dom)
 assert len(moves) == len(plan["evictions"]), (len(moves), len(plan["evictions"]))
 trs = re.findall(r'<tr data-node="([^"]*)" data-namespace="([^"]*)" data-outcome="([^"]*)"( hidden="")?>', dom)
