@@ -2,10 +2,18 @@
 #ifndef DS_CLI_H
 #define DS_CLI_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #define DS_VERSION "v0.36.0-c.1"
 #define EXIT_CONFIG 2 /* bad flag, policy, snapshot or kubeconfig */
 
 int cmd_simulate(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+
+/* simulate.c: the simulate cycle; with explain, the first positional argument names a pod and
+ * its record is printed instead of the plan (explain.c). `who` prefixes messages. */
+int simulate_run(int argc, char **argv, const char *who, bool explain);
 int cmd_version(int argc, char **argv);
 /* `profile render`: a KubeDescheduler CR as a DeschedulerPolicy */
 int cmd_profile(int argc, char **argv);

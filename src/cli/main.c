@@ -1,7 +1,7 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, version, `profile render`, soft-taint; check and verify are planned. */
+ * Subcommands: simulate, explain, version, `profile render`, soft-taint; check and verify are planned. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -14,6 +14,8 @@ static void usage(FILE *out) {
           "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
           "  descheduler simulate --kubedescheduler FILE --snapshot FILE [flags]\n"
           "                                 run one descheduling cycle on a saved cluster state\n"
+          "  descheduler explain NAMESPACE/NAME --policy-config-file FILE --snapshot FILE [flags]\n"
+          "                                 why the cycle evicted that pod, or did not\n"
           "  descheduler profile render --kubedescheduler FILE [--snapshot FILE] [-o yaml|json]\n"
           "                                 the policy an OpenShift KubeDescheduler CR stands for\n"
           "  descheduler soft-taint --policy-config-file FILE [--mode Automatic|Predictive]\n"
@@ -40,6 +42,8 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "simulate"))
       return cmd_simulate(argc, argv);
+    if (!strcmp(cmd, "explain"))
+      return cmd_explain(argc, argv);
     if (!strcmp(cmd, "version"))
       return cmd_version(argc, argv);
     if (!strcmp(cmd, "soft-taint"))

@@ -23,6 +23,7 @@
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 #include "cli.h"
+#include "explain.h"
 #include "flags.h"
 #include "kdsource.h"
 
@@ -234,7 +235,8 @@ static void sim_usage(FILE *out, const flag_def *defs) {
   flags_usage(out, defs);
 }
 
-int cmd_simulate(int argc, char **argv) {
+/* simulate, or explain (one pod's record instead of the plan) */
+int simulate_run(int argc, char **argv, const char *who, bool explain) {
   sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3, NULL, NULL, "auto", {0}};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
@@ -254,38 +256,51 @@ int cmd_simulate(int argc, char **argv) {
   const char *pos[1];
   int npos;
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
+  int rc = flags_parse(defs, argc, argv, 2, pos, explain ? 1 : 0, &npos, &err);
   if (rc == 1) {
-    sim_usage(stdout, defs);
+    if (explain)
+      explain_usage(stdout, defs);
+    else
+      sim_usage(stdout, defs);
     return 0;
   }
+  if (rc == 0 && explain && npos != 1) {
+    fprintf(stderr, "%s: name the pod to explain, as NAMESPACE/NAME\n", who);
+    return EXIT_CONFIG;
+  }
+  const char *explained = explain ? pos[0] : NULL;
+  if (explained && (!strchr(explained, '/') || strchr(explained, '/') == explained ||
+                    !strchr(explained, '/')[1])) {
+    fprintf(stderr, "%s: \"%s\": expected a pod as NAMESPACE/NAME\n", who, explained);
+    return EXIT_CONFIG;
+  }
   if (rc < 0) {
-    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    fprintf(stderr, "%s: %s\n", who, err.msg);
     return EXIT_CONFIG;
   }
   if (o.policy && o.kd_file) {
-    fprintf(stderr, "descheduler simulate: --policy-config-file and --kubedescheduler cannot be used "
-                    "together: the policy is rendered from the KubeDescheduler\n");
+    fprintf(stderr, "%s: --policy-config-file and --kubedescheduler cannot be used "
+                    "together: the policy is rendered from the KubeDescheduler\n", who);
     return EXIT_CONFIG;
   }
   if ((!o.policy || !*o.policy) && !o.kd_file) {
-    fprintf(stderr, "descheduler simulate: --policy-config-file is required (or --kubedescheduler)\n");
+    fprintf(stderr, "%s: --policy-config-file is required (or --kubedescheduler)\n", who);
     return EXIT_CONFIG;
   }
   if (!o.snapshot || !*o.snapshot) {
-    fprintf(stderr, "descheduler simulate: --snapshot is required\n");
+    fprintf(stderr, "%s: --snapshot is required\n", who);
     return EXIT_CONFIG;
   }
   if (o.examples < 0) {
-    fprintf(stderr, "descheduler simulate: --decision-examples must be 0 or more\n");
+    fprintf(stderr, "%s: --decision-examples must be 0 or more\n", who);
     return EXIT_CONFIG;
   }
   if (strcmp(o.output, "text") && strcmp(o.output, "json")) {
-    fprintf(stderr, "descheduler simulate: --output: expected text or json, got \"%s\"\n", o.output);
+    fprintf(stderr, "%s: --output: expected text or json, got \"%s\"\n", who, o.output);
     return EXIT_CONFIG;
   }
   if (strcmp(o.logging_format, "text") && strcmp(o.logging_format, "json")) {
-    fprintf(stderr, "descheduler simulate: --logging-format: expected text or json, got \"%s\"\n",
+    fprintf(stderr, "%s: --logging-format: expected text or json, got \"%s\"\n", who,
             o.logging_format);
     return EXIT_CONFIG;
   }
@@ -293,12 +308,12 @@ int cmd_simulate(int argc, char **argv) {
   log_set_format(strcmp(o.logging_format, "json") ? LOG_TEXT : LOG_JSON);
   feature_gates gates;
   if (feature_gates_parse(o.gates, &gates, &err) < 0) {
-    fprintf(stderr, "descheduler simulate: --feature-gates: %s\n", err.msg);
+    fprintf(stderr, "%s: --feature-gates: %s\n", who, err.msg);
     return EXIT_CONFIG;
   }
   int64_t now = (int64_t)time(NULL);
   if (o.now && time_parse_rfc3339(o.now, &now, NULL, &err) < 0) {
-    fprintf(stderr, "descheduler simulate: --now: %s\n", err.msg);
+    fprintf(stderr, "%s: --now: %s\n", who, err.msg);
     return EXIT_CONFIG;
   }
 
@@ -306,7 +321,7 @@ int cmd_simulate(int argc, char **argv) {
   if (decode_snapshot_file(m, o.snapshot, &err) < 0 || model_finish(m, &err) < 0) {
     if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
       dserr_prefix(&err, "%s", o.snapshot);
-    fprintf(stderr, "descheduler simulate: snapshot: %s\n", err.msg);
+    fprintf(stderr, "%s: snapshot: %s\n", who, err.msg);
     model_free(m);
     return EXIT_CONFIG;
   }
@@ -330,12 +345,12 @@ int cmd_simulate(int argc, char **argv) {
     pol = policy_load(o.policy, plugin_lookup, &env, &err);
   }
   if (!pol) {
-    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    fprintf(stderr, "%s: %s\n", who, err.msg);
     model_free(m);
     return EXIT_CONFIG;
   }
   if (usage_load_files(m, pol, o.metrics.items, o.metrics.n, &err) < 0) {
-    fprintf(stderr, "descheduler simulate: --metrics: %s\n", err.msg);
+    fprintf(stderr, "%s: --metrics: %s\n", who, err.msg);
     policy_free(pol);
     model_free(m);
     return EXIT_CONFIG;
@@ -356,13 +371,15 @@ int cmd_simulate(int argc, char **argv) {
   fw_result res;
   int status = 0;
   if (fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err) < 0) {
-    fprintf(stderr, "descheduler simulate: %s\n", err.msg);
+    fprintf(stderr, "%s: %s\n", who, err.msg);
     status = EXIT_CONFIG;
   } else {
     for (size_t i = 0; i < res.nevictions; i++)
       if (res.evictions[i].background)
         ((pod *)res.evictions[i].pod)->leaving = true;
-    if (!strcmp(o.output, "json"))
+    if (explained)
+      status = explain_print(m, dec, explained, who);
+    else if (!strcmp(o.output, "json"))
       print_json(m, &res, before, has, dec, (size_t)o.examples);
     else
       print_text(m, &res, before, has, &o, dec);
@@ -378,4 +395,8 @@ int cmd_simulate(int argc, char **argv) {
   policy_free(pol);
   model_free(m);
   return status;
+}
+
+int cmd_simulate(int argc, char **argv) {
+  return simulate_run(argc, argv, "descheduler simulate", false);
 }

@@ -55,4 +55,27 @@ expect_out 'LowNodeUtilization: its node reached the plugin'"'"'s target before 
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" --decision-examples -1
 expect_status 2
 expect_err '--decision-examples must be 0 or more'
+# explain: one pod's record in words
+run explain vms/virt-launcher-vm-gpu-7c362 --policy-config-file "$EXAMPLE/policy.yaml" \
+  --snapshot "$EXAMPLE/cluster.json" --feature-gates EvictionsInBackground=true
+expect_status 0
+expect_out 'Pod vms/virt-launcher-vm-gpu-7c362 on node worker-a: not evictable.'
+expect_out 'Node worker-a: overutilized (memory 61.60% > 50.00%).'
+expect_out '[vm-rebalance/LowNodeUtilization] rejected by VMSafety: requireLiveMigration: KubeVirt would refuse the eviction'
+run explain vms/virt-launcher-vm-alpha-4f551 --policy-config-file "$EXAMPLE/policy.yaml" \
+  --snapshot "$EXAMPLE/cluster.json" --feature-gates EvictionsInBackground=true
+expect_status 0
+expect_out 'requested in background (KubeVirt live-migrates the VM)'
+run explain vms/virt-launcher-vm-bravo-09d27 --policy-config-file "$EXAMPLE/policy.yaml" \
+  --snapshot "$EXAMPLE/cluster.json" --feature-gates EvictionsInBackground=true
+expect_out 'node-at-target by LowNodeUtilization: its node reached the plugin'
+run explain vms/nope --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json"
+expect_status 1
+expect_err 'descheduler explain: pod vms/nope is not in the snapshot'
+run explain nope --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json"
+expect_status 2
+expect_err 'descheduler explain: "nope": expected a pod as NAMESPACE/NAME'
+run explain --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json"
+expect_status 2
+expect_err 'descheduler explain: name the pod to explain, as NAMESPACE/NAME'
 echo "t0005: $checks checks"

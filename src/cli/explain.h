@@ -1,0 +1,15 @@
+/* explain.h - what simulate.c calls for `descheduler explain` (see explain.c). */
+#ifndef DS_CLI_EXPLAIN_H
+#define DS_CLI_EXPLAIN_H
+
+#include "../report/decisions.h"
+#include "flags.h"
+
+#include <stdio.h>
+
+void explain_usage(FILE *out, const flag_def *defs);
+/* Prints the record of pod ref ("ns/name"); 1 with a message naming `who` when it is not in
+ * the model, else 0. */
+int explain_print(const model *m, const decisions *dec, const char *ref, const char *who);
+
+#endif
