@@ -198,6 +198,15 @@ class Sources(unittest.TestCase):
         self.assertEqual(read(os.path.join(POLICIES, "vm-rebalance.yaml")),
                          read(os.path.join(dl.REPO, "examples", "kubevirt-rebalance", "policy.yaml")))
 
+    def test_the_openshift_policy_is_what_profile_render_prints(self):
+        # examples/openshift-kubevirt's KubeDescheduler, rendered with its snapshot as the cluster
+        ex = os.path.join("examples", "openshift-kubevirt")
+        out = subprocess.run([dl.binary(), "profile", "render", "--kubedescheduler",
+                              os.path.join(ex, "kubedescheduler.yaml"), "--snapshot",
+                              os.path.join(ex, "cluster.json"), "-o", "yaml"],
+                             capture_output=True, text=True, check=True, cwd=dl.REPO).stdout
+        self.assertEqual(read(os.path.join(POLICIES, "openshift-kubevirt.yaml")), out)
+
     def test_every_policy_is_accepted_by_the_binary(self):
         for f in sorted(os.listdir(POLICIES)):
             if f == "kustomization.yaml" or not f.endswith(".yaml"):
