@@ -3,6 +3,7 @@
 
 #include "../decode/decode.h"
 #include "../obs/log.h"
+#include "../obs/metrics.h"
 #include "../util/doc.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
@@ -96,6 +97,15 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
+/* One object of a page could not be decoded: it is left out of this cycle (the rest of the
+ * cluster is still read), said on an error line and counted. */
+static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
+  (void)ctx;
+  LOGE(NULL, "Skipping an object that cannot be decoded; the cycle goes on without it", why,
+       LSTR("kind", kind), LSTR("object", object));
+  metrics_objects_skipped(kind);
+}
+
 static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
                     dserr *err) {
   char *token = NULL;
@@ -118,7 +128,8 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
     }
     size_t count = 0;
     if (rc == 0)
-      rc = decode_list_page(m, sb_str(&url), r.body, r.len, kind, &token, &count, err);
+      rc = decode_list_page_skipping(m, sb_str(&url), r.body, r.len, kind, skip_object, NULL,
+                                     &token, &count, err);
     kube_response_free(&r);
     sb_free(&url);
     if (rc < 0) {

@@ -25,7 +25,9 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
 
 /* Lists nodes, pods, namespaces, PDBs, priority classes, PVCs (and VMIs, VMIMs and the
  * KubeVirt CR when kubevirt) into m with limit=`page` pages. Does not call model_finish.
- * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
+ * A failed request or a page that is not a well-formed list fails the whole read (a cycle
+ * that cannot list its inputs evicts nothing). One object that does not decode is skipped:
+ * an error line names it and descheduler_objects_skipped_total{kind} counts it. */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
 
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */

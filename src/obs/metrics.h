@@ -15,6 +15,9 @@ void metrics_pods_evicted(const char *result, const char *strategy, const char *
                           const char *ns, const char *node);
 void metrics_loop_duration(double seconds);
 void metrics_strategy_duration(const char *strategy, const char *profile, double seconds);
+/* descheduler_objects_skipped_total{kind}: objects a live cycle left out because they could
+ * not be decoded (this project's own metric; upstream has none). */
+void metrics_objects_skipped(const char *kind);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */
