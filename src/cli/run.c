@@ -69,6 +69,8 @@ typedef struct {
   double otel_rate;
   bool otel_fallback;
   long long page_size;
+  int64_t request_timeout, exec_timeout;
+  bool allow_http;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -202,6 +204,8 @@ int cmd_run(int argc, char **argv) {
   o.otel_service = "descheduler";
   o.otel_rate = 1;
   o.page_size = 500;
+  o.request_timeout = 60LL * 1000000000LL;
+  o.exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -210,6 +214,9 @@ int cmd_run(int argc, char **argv) {
       {"client-connection-kubeconfig", NULL, FLAG_STRING, &o.kubeconfig2, "kubeconfig file; empty = in-cluster config", NULL},
       {"client-connection-qps", NULL, FLAG_FLOAT, &o.qps, "client-side requests per second (0 = 5)", "0"},
       {"client-connection-burst", NULL, FLAG_INT, &o.burst, "client-side request burst (0 = 10)", "0"},
+      {"client-connection-timeout", NULL, FLAG_DURATION, &o.request_timeout, "longest time one API request may take, connecting included; 0 = no limit (not in upstream, whose client has none)", "1m0s"},
+      {"client-connection-exec-timeout", NULL, FLAG_DURATION, &o.exec_timeout, "longest time a kubeconfig exec credential plugin may run before it is killed (not in upstream, which waits for ever)", "1m0s"},
+      {"allow-insecure-http", NULL, FLAG_BOOL, &o.allow_http, "allow a plain http:// API server that is not loopback; the kubeconfig must also say insecure-skip-tls-verify (not in upstream)", "false"},
       {"disable-metrics", NULL, FLAG_BOOL, &o.disable_metrics, "serve no /metrics and record no metrics", "false"},
       {"enable-http2", NULL, FLAG_BOOL, &o.enable_http2, "HTTP/2 on the HTTPS server (accepted; HTTP/1.1 is served)", "false"},
       {"feature-gates", NULL, FLAG_STRING, &o.gates, "key=true|false,...: EvictionsInBackground (alpha), AllAlpha, AllBeta", NULL},
@@ -275,6 +282,12 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: --feature-gates: %s\n", err.msg);
     return EXIT_CONFIG;
   }
+  if (o.request_timeout < 0 || o.exec_timeout <= 0) {
+    fprintf(stderr, "descheduler: %s must be %s\n",
+            o.request_timeout < 0 ? "--client-connection-timeout" : "--client-connection-exec-timeout",
+            o.request_timeout < 0 ? "0 (no limit) or positive" : "positive");
+    return EXIT_CONFIG;
+  }
   if (o.page_size < 1) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
     return EXIT_CONFIG;
@@ -325,11 +338,14 @@ int cmd_run(int argc, char **argv) {
   pthread_t renew_thread;
   bool renewing = false;
   const char *kc = o.kubeconfig2 && *o.kubeconfig2 ? o.kubeconfig2 : o.kubeconfig;
-  if (kube_config_load(kc, &cfg, &err) < 0) {
+  if (kube_config_load(kc, &cfg, &err) < 0 ||
+      kube_config_check_transport(cfg, o.allow_http, &err) < 0) {
     fprintf(stderr, "descheduler: %s\n", err.msg);
     status = EXIT_CONFIG;
     goto out;
   }
+  cfg->timeout_ns = o.request_timeout > 0 ? o.request_timeout : -1;
+  cfg->exec_timeout_ns = o.exec_timeout;
   r.client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
   if (!r.client) {
     fprintf(stderr, "descheduler: %s\n", err.msg);

@@ -47,8 +47,8 @@ const char *kube_client_server(const kube_client *c);
 
 /* added after the first version of this header: */
 
-/* Whole-request timeout in seconds (default 60; the connect timeout is 30 s); 0 = none, for
- * long requests such as watches. */
+/* Whole-request timeout in seconds (default 60 or the config's timeout_ns; the connect
+ * timeout is 30 s); 0 = none, for long requests such as watches. */
 void kube_client_set_timeout(kube_client *c, long seconds);
 /* Connections opened so far (1 while keep-alive works; for tests and diagnostics). */
 long kube_client_connections(const kube_client *c);
