@@ -2,7 +2,8 @@
 # Runs every test suite in turn and prints one summary line per suite.
 # Suites: unit (cmocka), unit under ASan+UBSan, a libFuzzer smoke run of every parser,
 # upstream conformance vectors, CLI scripts (the live ones against the API simulator), the
-# API simulator's own tests. Exit status: 0 only when every suite passes.
+# fault matrix (tests/faults: the live binary while the simulator fails on purpose; it must
+# reproduce docs/fault-matrix.md), the API simulator's own tests. Exit status: 0 only when every suite passes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -60,6 +61,7 @@ if [ -x ../shared/conformance/run ]; then
   suite "upstream conformance (shared runner)" shared_conformance
 fi
 suite "CLI" cli
+suite "fault matrix" python3 tests/faults/fault_matrix.py --binary build/descheduler
 suite "API simulator" python3 -m unittest discover -s tests/apisim -p 'test_*.py'
 
 echo

@@ -106,8 +106,16 @@ static int run_cycle(runner *r) {
   model *m = model_new();
   dserr err;
   int rc = 0;
-  if (kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err) < 0 ||
-      model_finish(m, &err) < 0) {
+  int rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+  if (rr == KUBE_READ_EXPIRED) {
+    /* as client-go's pager: the expired list is read again from the start, once */
+    LOGW(NULL, "A paged list expired while it was read; reading the cluster again from the start",
+         LSTR("err", err.msg));
+    model_free(m);
+    m = model_new();
+    rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+  }
+  if (rr < 0 || model_finish(m, &err) < 0) {
     LOGE(NULL, "Failed to read the cluster state; nothing is evicted this cycle", err.msg);
     rc = -1;
     goto out;

@@ -891,9 +891,11 @@ static void log_response_headers(kube_client *c) {
   }
 }
 
-/* One attempt. Returns 0 with *status, or -1 with err (transport failure). */
+/* One attempt. Returns 0 with *status, or -1 with err (transport failure; *sent says whether
+ * the request had left). */
 static int perform_once(kube_client *c, const char *method, const char *url, const char *log_url,
-                        struct curl_slist *hdrs, const char *body, long *status, dserr *err) {
+                        struct curl_slist *hdrs, const char *body, long *status, bool *sent,
+                        dserr *err) {
   CURL *h = c->curl;
   sb_clear(&c->body);
   c->errbuf[0] = 0;
@@ -936,6 +938,9 @@ static int perform_once(kube_client *c, const char *method, const char *url, con
   if (v >= 8 && rc == CURLE_OK)
     log_response_headers(c);
   if (rc != CURLE_OK) {
+    long request_bytes = 0;
+    curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);
+    *sent = request_bytes > 0;
     char reason[1024], op[16];
     transport_reason(c, rc, reason, sizeof reason);
     go_method_op(op, sizeof op, method);
@@ -1004,15 +1009,19 @@ int kube_request(kube_client *c, const char *method, const char *path, const cha
       explicit_bzero(auth, sizeof auth);
     }
     long status = 0;
-    int prc = perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, err);
+    bool sent = false;
+    int prc = perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, &sent,
+                           err);
     /* the slist holds a copy of the header: wipe it before it goes */
     for (struct curl_slist *l = hdrs; l; l = l->next)
       if (strncmp(l->data, "Authorization:", 14) == 0)
         explicit_bzero(l->data, strlen(l->data));
     curl_slist_free_all(hdrs);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
-    if (prc < 0)
+    if (prc < 0) {
+      resp->maybe_delivered = sent;
       break;
+    }
     if (status == 401 && c->exec_argv && !reran_exec) {
       /* client-go refreshes the plugin's credential after a 401; retry once with it */
       reran_exec = true;

@@ -27,6 +27,10 @@ typedef struct {
   long status;  /* HTTP status */
   char *body;   /* NUL-terminated response body (heap), may be empty */
   size_t len;
+  /* after a transport failure (-1): the request was sent, so the server may have acted on
+   * it (a timeout awaiting the answer, a reset mid-response); false when it never left
+   * (refused connection, TLS failure, credentials) */
+  bool maybe_delivered;
 } kube_response;
 
 /* Sends one request. path starts with "/" and may carry a query ("/api/v1/pods?limit=500").

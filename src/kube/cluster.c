@@ -110,9 +110,11 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
                     dserr *err) {
   char *token = NULL;
   size_t total = 0;
+  bool expired = false;
   do {
     strbuf url = {0};
     sb_printf(&url, "%s?limit=%d", path, page);
+    bool token_used = token != NULL;
     if (token) {
       sb_append(&url, "&continue=");
       url_escape(&url, token);
@@ -120,11 +122,13 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
       token = NULL;
     }
     kube_response r = {0};
+    bool later_page = token_used;
     int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
     if (rc == 0 && r.status != 200) {
       char msg[1024], reason[128];
       kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
       rc = dserr_set(err, "HTTP %ld: %s", r.status, *msg ? msg : "(no message)");
+      expired = later_page && r.status == 410;
     }
     size_t count = 0;
     if (rc == 0)
@@ -134,7 +138,8 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
     sb_free(&url);
     if (rc < 0) {
       free(token);
-      return dserr_prefix(err, "failed to list %s", path);
+      dserr_prefix(err, "failed to list %s", path);
+      return expired ? KUBE_READ_EXPIRED : -1;
     }
     total += count;
   } while (token);
@@ -160,8 +165,9 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    if (list_all(c, m, lists[i].path, lists[i].kind, page, err) < 0)
-      return -1;
+    int rc = list_all(c, m, lists[i].path, lists[i].kind, page, err);
+    if (rc < 0)
+      return rc;
   }
   return 0;
 }
@@ -222,7 +228,7 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   sink_result res;
   if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0) {
     snprintf(msg, cap, "%s", err.msg);
-    res = SINK_ERROR;
+    res = r.maybe_delivered ? SINK_UNKNOWN : SINK_ERROR;
   } else if (r.status >= 200 && r.status < 300) {
     res = SINK_EVICTED;
   } else {

@@ -29,6 +29,10 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
  * that cannot list its inputs evicts nothing). One object that does not decode is skipped:
  * an error line names it and descheduler_objects_skipped_total{kind} counts it. */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
+/* kube_read_cluster's answer when a later page's continue token had expired (HTTP 410, the
+ * list fell out of etcd's history): what was read is incomplete; a fresh model read again
+ * from the start is what client-go's pager does (a full list). */
+#define KUBE_READ_EXPIRED (-2)
 
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);
