@@ -11,7 +11,7 @@ what=${1:-build}
 
 build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
             libmicrohttpd-dev libgnutls28-dev libssl-dev libcmocka-dev)
-test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes clang libclang-rt-14-dev)
+test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes clang libclang-rt-14-dev valgrind)
 
 pkgs=("${build_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite in turn and prints one summary line per suite.
 # Suites: unit (cmocka), unit under ASan+UBSan, a libFuzzer smoke run of every parser,
+# valgrind over the real binary (simulate on every example, a live one-shot run and a loop),
 # upstream conformance vectors, CLI scripts (the live ones against the API simulator), the
 # fault matrix (tests/faults: the live binary while the simulator fails on purpose; it must
 # reproduce docs/fault-matrix.md), the API simulator's own tests. Exit status: 0 only when every suite passes.
@@ -56,6 +57,7 @@ suite "build" build || true
 suite "unit tests" ctest --test-dir build --output-on-failure -j2
 suite "unit tests (ASan+UBSan)" bash -c "$(declare -f build_asan); build_asan && ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j2"
 suite "fuzz smoke" tests/fuzz/smoke.sh
+suite "memcheck (valgrind)" tests/memcheck/memcheck.sh build/descheduler
 suite "upstream conformance" conformance
 if [ -x ../shared/conformance/run ]; then
   suite "upstream conformance (shared runner)" shared_conformance
