@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test suite in turn and prints one summary line per suite.
 # Suites: unit (cmocka), unit under ASan+UBSan, a libFuzzer smoke run of every parser,
+# valgrind over the real binary (simulate on every example, a live one-shot run and a loop),
 # upstream conformance vectors, CLI scripts (the live ones against the API simulator, the
-# container image), the API simulator's own tests, the install manifests (deploy/) and their
-# RBAC against the requests the binary makes. Exit status: 0 only when every suite passes.
+# container image), the fault matrix (tests/faults: the live binary while the simulator fails on
+# purpose; it must reproduce docs/fault-matrix.md), the API simulator's own tests, the install
+# manifests (deploy/) and their RBAC against the requests the binary makes.
+# Exit status: 0 only when every suite passes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -56,11 +59,13 @@ suite "build" build || true
 suite "unit tests" ctest --test-dir build --output-on-failure -j2
 suite "unit tests (ASan+UBSan)" bash -c "$(declare -f build_asan); build_asan && ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j2"
 suite "fuzz smoke" tests/fuzz/smoke.sh
+suite "memcheck (valgrind)" tests/memcheck/memcheck.sh build/descheduler
 suite "upstream conformance" conformance
 if [ -x ../shared/conformance/run ]; then
   suite "upstream conformance (shared runner)" shared_conformance
 fi
 suite "CLI" cli
+suite "fault matrix" python3 tests/faults/fault_matrix.py --binary build/descheduler
 suite "API simulator" python3 -m unittest discover -s tests/apisim -p 'test_*.py'
 suite "install manifests and RBAC" env DESCHEDULER="$here/build/descheduler" \
   python3 -m unittest discover -s tests/deploy -p 'test_*.py'

@@ -89,6 +89,8 @@ typedef struct {
   const char *decisions_file;
   long long decision_examples;
   const char *kd_file, *kd_ref, *prometheus_url, *psi;
+  int64_t request_timeout, exec_timeout;
+  bool allow_http;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -212,8 +214,16 @@ static int run_cycle(runner *r) {
   model *m = model_new();
   dserr err;
   int rc = 0;
-  if (kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err) < 0 ||
-      model_finish(m, &err) < 0) {
+  int rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+  if (rr == KUBE_READ_EXPIRED) {
+    /* as client-go's pager: the expired list is read again from the start, once */
+    LOGW(NULL, "A paged list expired while it was read; reading the cluster again from the start",
+         LSTR("err", err.msg));
+    model_free(m);
+    m = model_new();
+    rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+  }
+  if (rr < 0 || model_finish(m, &err) < 0) {
     LOGE(NULL, "Failed to read the cluster state; nothing is evicted this cycle", err.msg);
     rc = -1;
     goto out;
@@ -333,6 +343,8 @@ int cmd_run(int argc, char **argv) {
   o.page_size = 500;
   o.decision_examples = 5;
   o.psi = "auto";
+  o.request_timeout = 60LL * 1000000000LL;
+  o.exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -341,6 +353,9 @@ int cmd_run(int argc, char **argv) {
       {"client-connection-kubeconfig", NULL, FLAG_STRING, &o.kubeconfig2, "kubeconfig file; empty = in-cluster config", NULL},
       {"client-connection-qps", NULL, FLAG_FLOAT, &o.qps, "client-side requests per second (0 = 5)", "0"},
       {"client-connection-burst", NULL, FLAG_INT, &o.burst, "client-side request burst (0 = 10)", "0"},
+      {"client-connection-timeout", NULL, FLAG_DURATION, &o.request_timeout, "longest time one API request may take, connecting included; 0 = no limit (not in upstream, whose client has none)", "1m0s"},
+      {"client-connection-exec-timeout", NULL, FLAG_DURATION, &o.exec_timeout, "longest time a kubeconfig exec credential plugin may run before it is killed (not in upstream, which waits for ever)", "1m0s"},
+      {"allow-insecure-http", NULL, FLAG_BOOL, &o.allow_http, "allow a plain http:// API server that is not loopback; the kubeconfig must also say insecure-skip-tls-verify (not in upstream)", "false"},
       {"disable-metrics", NULL, FLAG_BOOL, &o.disable_metrics, "serve no /metrics and record no metrics", "false"},
       {"enable-http2", NULL, FLAG_BOOL, &o.enable_http2, "HTTP/2 on the HTTPS server (accepted; HTTP/1.1 is served)", "false"},
       {"feature-gates", NULL, FLAG_STRING, &o.gates, "key=true|false,...: EvictionsInBackground (alpha), AllAlpha, AllBeta", NULL},
@@ -416,6 +431,12 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: --decision-examples must be 0 or more\n");
     return EXIT_CONFIG;
   }
+  if (o.request_timeout < 0 || o.exec_timeout <= 0) {
+    fprintf(stderr, "descheduler: %s must be %s\n",
+            o.request_timeout < 0 ? "--client-connection-timeout" : "--client-connection-exec-timeout",
+            o.request_timeout < 0 ? "0 (no limit) or positive" : "positive");
+    return EXIT_CONFIG;
+  }
   if (o.page_size < 1) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
     return EXIT_CONFIG;
@@ -485,11 +506,14 @@ int cmd_run(int argc, char **argv) {
   pthread_t renew_thread;
   bool renewing = false;
   const char *kc = o.kubeconfig2 && *o.kubeconfig2 ? o.kubeconfig2 : o.kubeconfig;
-  if (kube_config_load(kc, &cfg, &err) < 0) {
+  if (kube_config_load(kc, &cfg, &err) < 0 ||
+      kube_config_check_transport(cfg, o.allow_http, &err) < 0) {
     fprintf(stderr, "descheduler: %s\n", err.msg);
     status = EXIT_CONFIG;
     goto out;
   }
+  cfg->timeout_ns = o.request_timeout > 0 ? o.request_timeout : -1;
+  cfg->exec_timeout_ns = o.exec_timeout;
   r.client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
   if (!r.client) {
     fprintf(stderr, "descheduler: %s\n", err.msg);

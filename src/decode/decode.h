@@ -56,5 +56,14 @@ typedef struct {
  * the field. Call model_link_metrics afterwards. */
 int decode_metrics_file(model *m, const char *path, const char *query, metrics_file_info *info,
                         dserr *err);
+/* Live mode's rule (one bad object never stops a cycle for the rest): the same, but an item
+ * that cannot be decoded is left out of the model and reported to skip with its kind, its
+ * "namespace/name" (or "items[<i>]" when it has none) and why. The page itself must still
+ * be well-formed JSON: a broken or truncated body fails as above. *count counts the items
+ * read, skipped ones included. */
+typedef void (*decode_skip_fn)(void *ctx, const char *kind, const char *object, const char *why);
+int decode_list_page_skipping(model *m, const char *name, const char *body, size_t len,
+                              const char *kind_hint, decode_skip_fn skip, void *skip_ctx,
+                              char **next_token, size_t *count, dserr *err);
 
 #endif

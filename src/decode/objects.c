@@ -746,6 +746,7 @@ static int decode_pod(dctx *c, const doc_node *obj) {
       get_kvlist(c, doc_get(spec, "nodeSelector"), "spec.nodeSelector", &p->node_selector) < 0)
     return -1;
   p->node_name = node_name ? node_name : intern(m->strings, "");
+  p->has_node_selector = !absent(doc_get(spec, "nodeSelector"));
   p->priority = (int32_t)prio;
   const doc_node *aff = doc_get(spec, "affinity");
   if (want_map(c, aff, "spec.affinity") < 0 ||

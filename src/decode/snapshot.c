@@ -1,6 +1,12 @@
-/* snapshot.c - streaming a v1 List (file or API page) into the model; see decode.h. */
+/* snapshot.c - streaming a v1 List (file or API page) into the model; see decode.h.
+ *
+ * A snapshot file is the user's own input: an object that does not decode fails it (exit 2
+ * names the item and the field). An API page in live mode may skip such an object instead:
+ * decoders add an object to the model only once it is fully read, except the KubeVirt CR,
+ * which is written in place and so is restored when its decoding fails. */
 #include "decode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,15 +14,29 @@ typedef struct {
   model *m;
   const char *kind_hint;
   size_t index;
+  decode_skip_fn skip;
+  void *skip_ctx;
 } stream_ctx;
 
 static int on_item(void *ctx, doc_node *item, dserr *err) {
   stream_ctx *s = ctx;
   size_t i = s->index++;
+  kubevirt_cr saved = s->m->kubevirt;
   if (decode_object(s->m, item, s->kind_hint, err) < 0) {
     const char *kind = doc_str(doc_get(item, "kind"));
     const char *ns = doc_str(doc_path(item, "metadata", "namespace", NULL));
     const char *name = doc_str(doc_path(item, "metadata", "name", NULL));
+    if (s->skip) {
+      s->m->kubevirt = saved;
+      char object[600];
+      if (name)
+        snprintf(object, sizeof object, "%s%s%s", ns ? ns : "", ns ? "/" : "", name);
+      else
+        snprintf(object, sizeof object, "items[%zu]", i);
+      s->skip(s->skip_ctx, kind && *kind ? kind : s->kind_hint ? s->kind_hint : "object", object,
+              err->msg);
+      return 0;
+    }
     if (name)
       return dserr_prefix(err, "items[%zu] (%s %s%s%s)", i, kind ? kind : s->kind_hint ? s->kind_hint : "object",
                           ns ? ns : "", ns ? "/" : "", name);
@@ -26,7 +46,7 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
 }
 
 int decode_snapshot_file(model *m, const char *path, dserr *err) {
-  stream_ctx s = {m, NULL, 0};
+  stream_ctx s = {m, NULL, 0, NULL, NULL};
   if (doc_stream_file(path, on_item, &s, NULL, NULL, err) < 0) {
     if (strncmp(err->msg, path, strlen(path)) != 0)
       dserr_prefix(err, "%s", path);
@@ -37,7 +57,14 @@ int decode_snapshot_file(model *m, const char *path, dserr *err) {
 
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
                      const char *kind_hint, char **next_token, size_t *count, dserr *err) {
-  stream_ctx s = {m, kind_hint, 0};
+  return decode_list_page_skipping(m, name, body, len, kind_hint, NULL, NULL, next_token, count,
+                                   err);
+}
+
+int decode_list_page_skipping(model *m, const char *name, const char *body, size_t len,
+                              const char *kind_hint, decode_skip_fn skip, void *skip_ctx,
+                              char **next_token, size_t *count, dserr *err) {
+  stream_ctx s = {m, kind_hint, 0, skip, skip_ctx};
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   int rc = doc_stream_memory(DOC_FMT_JSON, name, body, len, on_item, &s, hdr, &header, err);

@@ -600,9 +600,23 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
     return EVICT_OK;
   }
+  if (res == SINK_UNKNOWN) {
+    /* the server may have carried the eviction out: count it, so that evicting another pod
+     * instead cannot go past a limit, and leave the pod alone for the rest of the cycle */
+    if (*p->node_name && p->node)
+      cy->per_node[p->node->index]++;
+    (*ns_counter(cy, p->ns))++;
+    cy->total++;
+    p->evicted = true;
+    invalidate_usage(cy, p);
+  }
   strbuf e = {0};
   if (res == SINK_TOO_MANY)
     sb_printf(&e, "error when evicting pod (ignoring) \"%s\": %s", p->name, msg);
+  else if (res == SINK_UNKNOWN)
+    sb_printf(&e, "%s (the request may have been carried out: it counts against the eviction "
+                  "limits)",
+              msg);
   else if (res == SINK_NOT_FOUND)
     sb_printf(&e, "pod not found when evicting \"%s\": %s", p->name, msg);
   else

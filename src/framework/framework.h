@@ -28,6 +28,8 @@ typedef enum {
   SINK_TOO_MANY,     /* 429 (PDB, KubeVirt webhook denial, rate limit); message holds the text */
   SINK_NOT_FOUND,    /* 404 */
   SINK_ERROR,        /* anything else (500, 403, transport); message holds the text */
+  SINK_UNKNOWN,      /* sent, but no answer came (timeout, reset): the pod may be leaving.
+                        Counted against the limits (never over-evict), logged as an error */
 } sink_result;
 
 typedef struct {

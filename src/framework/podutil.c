@@ -149,14 +149,18 @@ static bool ns_in_term(const pod_affinity_term *t, const pod *owner, const char 
   return false;
 }
 
-/* §1.5 step 4: p's own required anti-affinity terms against the pods on n */
-static bool anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n) {
+/* §1.5 step 4: p's own required anti-affinity terms against the pods on n. Returns why
+ * p does not fit, or NULL. A term whose labelSelector does not convert makes the node unfit
+ * with the conversion error, as upstream's NodeFit returns it. */
+static const char *anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n) {
   if (!p->nanti_affinity)
-    return false;
+    return NULL;
   size_t count;
   pod **pods = fw_node_pods(h, n, true, &count);
   for (size_t t = 0; t < p->nanti_affinity; t++) {
     const pod_affinity_term *term = &p->anti_affinity[t];
+    if (term->selector && term->selector->invalid)
+      return term->selector->invalid;
     if (!kv_get(&n->labels, term->topology_key))
       continue;
     for (size_t i = 0; i < count; i++) {
@@ -164,10 +168,10 @@ static bool anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n
       if (strcmp(o->name, p->name) == 0 || !ns_in_term(term, p, o->ns))
         continue;
       if (selector_matches(term->selector, &o->labels))
-        return true;
+        return "pod matches inter-pod anti-affinity rule of other pod on node";
     }
   }
-  return false;
+  return NULL;
 }
 
 static bool basic_resource(const char *name) {
@@ -182,8 +186,9 @@ const char *node_fit(plugin_handle *h, const pod *p, const node *n) {
     return "pod node selector does not match the node label";
   if (!pod_tolerates_node_scheduling_taints(p, n))
     return "pod does not tolerate taints on the node";
-  if (anti_affinity_conflict(h, p, n))
-    return "pod matches inter-pod anti-affinity rule of other pod on node";
+  const char *conflict = anti_affinity_conflict(h, p, n);
+  if (conflict)
+    return conflict;
   if (p->node == n)
     return NULL;
   /* resources: remaining = allocatable - requests of the node's non-terminal pods */

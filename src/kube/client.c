@@ -31,6 +31,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -61,7 +62,7 @@ struct kube_client {
   char *authority;
   struct curl_slist *connect_to; /* tls-server-name: connect to the real host */
   char *host_header;
-  long timeout_s;
+  long timeout_ms; /* 0: none */
   long connections;
 
   /* bearer token sources, in client-go's order: token file (when readable), static token */
@@ -73,6 +74,7 @@ struct kube_client {
 
   /* exec credential plugin */
   char **exec_argv, **exec_env;
+  int64_t exec_timeout_ns;
   char *exec_api_version;
   char *exec_info; /* KUBERNETES_EXEC_INFO */
   char *exec_token;
@@ -341,7 +343,24 @@ static int exec_run(kube_client *c, dserr *err) {
   }
   strbuf out = {0};
   char chunk[4096];
+  /* client-go waits for a plugin for ever; a hung plugin would stop the descheduler without
+   * a word, so it gets exec_timeout_ns to print its credential and exit, then SIGKILL */
+  double deadline = mono_now() + (double)c->exec_timeout_ns / 1e9;
+  bool timed_out = false;
   for (;;) {
+    int left_ms = (int)((deadline - mono_now()) * 1000);
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int pr = poll(&pfd, 1, left_ms);
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr == 0) {
+      timed_out = true;
+      break;
+    }
     ssize_t n = read(fds[0], chunk, sizeof chunk);
     if (n < 0 && errno == EINTR)
       continue;
@@ -352,10 +371,35 @@ static int exec_run(kube_client *c, dserr *err) {
   }
   close(fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  if (timed_out)
+    kill(pid, SIGKILL);
+  /* the output has ended; a plugin that lingers after closing it gets the rest of the time */
+  while (!timed_out) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR))
+      break;
+    if (mono_now() >= deadline) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    sleep_seconds(0.01);
+  }
+  if (timed_out)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
   explicit_bzero(chunk, sizeof chunk);
   rc = -1;
+  if (timed_out) {
+    strbuf limit = {0};
+    duration_format(&limit, c->exec_timeout_ns);
+    dserr_set(err,
+              "exec: executable %s did not exit within %s (killed; a credential plugin must "
+              "print its ExecCredential and exit, see --client-connection-exec-timeout)",
+              cmd, sb_str(&limit));
+    sb_free(&limit);
+    goto done;
+  }
   if (WIFSIGNALED(status)) {
     dserr_set(err, "exec: executable %s failed: signal: %s", cmd, strsignal(WTERMSIG(status)));
     goto done;
@@ -556,7 +600,9 @@ kube_client *kube_client_new(const kube_config *cfg, double qps, int burst, dser
   if (!c)
     abort();
   c->server = xstrdup(cfg->server);
-  c->timeout_s = KUBE_REQUEST_TIMEOUT_S;
+  c->timeout_ms = cfg->timeout_ns < 0    ? 0
+                  : cfg->timeout_ns == 0 ? KUBE_REQUEST_TIMEOUT_S * 1000L
+                                         : (long)((cfg->timeout_ns + 999999) / 1000000);
   c->qps = qps > 0 ? qps : KUBE_DEFAULT_QPS;
   c->burst = burst > 0 ? burst : KUBE_DEFAULT_BURST;
   c->tokens = c->burst;
@@ -644,6 +690,8 @@ kube_client *kube_client_new(const kube_config *cfg, double qps, int burst, dser
   }
   if (cfg->exec_argv && cfg->exec_argv[0] && !c->static_token && !c->token_file) {
     c->exec_argv = strv_dup(cfg->exec_argv);
+    c->exec_timeout_ns =
+        cfg->exec_timeout_ns > 0 ? cfg->exec_timeout_ns : KUBE_EXEC_TIMEOUT_DEFAULT_NS;
     c->exec_env = strv_dup(cfg->exec_env);
     c->exec_api_version =
         xstrdup(cfg->exec_api_version ? cfg->exec_api_version : "client.authentication.k8s.io/v1");
@@ -688,7 +736,7 @@ const char *kube_client_server(const kube_client *c) {
 }
 
 void kube_client_set_timeout(kube_client *c, long seconds) {
-  c->timeout_s = seconds > 0 ? seconds : 0;
+  c->timeout_ms = seconds > 0 ? seconds * 1000 : 0;
 }
 
 long kube_client_connections(const kube_client *c) {
@@ -843,15 +891,17 @@ static void log_response_headers(kube_client *c) {
   }
 }
 
-/* One attempt. Returns 0 with *status, or -1 with err (transport failure). */
+/* One attempt. Returns 0 with *status, or -1 with err (transport failure; *sent says whether
+ * the request had left). */
 static int perform_once(kube_client *c, const char *method, const char *url, const char *log_url,
-                        struct curl_slist *hdrs, const char *body, long *status, dserr *err) {
+                        struct curl_slist *hdrs, const char *body, long *status, bool *sent,
+                        dserr *err) {
   CURL *h = c->curl;
   sb_clear(&c->body);
   c->errbuf[0] = 0;
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
   curl_easy_setopt(h, CURLOPT_NOBODY, 0L);
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
   if (strcmp(method, "HEAD") == 0) {
@@ -888,6 +938,9 @@ static int perform_once(kube_client *c, const char *method, const char *url, con
   if (v >= 8 && rc == CURLE_OK)
     log_response_headers(c);
   if (rc != CURLE_OK) {
+    long request_bytes = 0;
+    curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);
+    *sent = request_bytes > 0;
     char reason[1024], op[16];
     transport_reason(c, rc, reason, sizeof reason);
     go_method_op(op, sizeof op, method);
@@ -956,15 +1009,19 @@ int kube_request(kube_client *c, const char *method, const char *path, const cha
       explicit_bzero(auth, sizeof auth);
     }
     long status = 0;
-    int prc = perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, err);
+    bool sent = false;
+    int prc = perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, &sent,
+                           err);
     /* the slist holds a copy of the header: wipe it before it goes */
     for (struct curl_slist *l = hdrs; l; l = l->next)
       if (strncmp(l->data, "Authorization:", 14) == 0)
         explicit_bzero(l->data, strlen(l->data));
     curl_slist_free_all(hdrs);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
-    if (prc < 0)
+    if (prc < 0) {
+      resp->maybe_delivered = sent;
       break;
+    }
     if (status == 401 && c->exec_argv && !reran_exec) {
       /* client-go refreshes the plugin's credential after a 401; retry once with it */
       reran_exec = true;

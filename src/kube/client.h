@@ -27,6 +27,10 @@ typedef struct {
   long status;  /* HTTP status */
   char *body;   /* NUL-terminated response body (heap), may be empty */
   size_t len;
+  /* after a transport failure (-1): the request was sent, so the server may have acted on
+   * it (a timeout awaiting the answer, a reset mid-response); false when it never left
+   * (refused connection, TLS failure, credentials) */
+  bool maybe_delivered;
 } kube_response;
 
 /* Sends one request. path starts with "/" and may carry a query ("/api/v1/pods?limit=500").
@@ -47,8 +51,8 @@ const char *kube_client_server(const kube_client *c);
 
 /* added after the first version of this header: */
 
-/* Whole-request timeout in seconds (default 60; the connect timeout is 30 s); 0 = none, for
- * long requests such as watches. */
+/* Whole-request timeout in seconds (default 60 or the config's timeout_ns; the connect
+ * timeout is 30 s); 0 = none, for long requests such as watches. */
 void kube_client_set_timeout(kube_client *c, long seconds);
 /* Connections opened so far (1 while keep-alive works; for tests and diagnostics). */
 long kube_client_connections(const kube_client *c);

@@ -3,6 +3,7 @@
 
 #include "../decode/decode.h"
 #include "../obs/log.h"
+#include "../obs/metrics.h"
 #include "../util/doc.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
@@ -86,13 +87,24 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
+/* One object of a page could not be decoded: it is left out of this cycle (the rest of the
+ * cluster is still read), said on an error line and counted. */
+static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
+  (void)ctx;
+  LOGE(NULL, "Skipping an object that cannot be decoded; the cycle goes on without it", why,
+       LSTR("kind", kind), LSTR("object", object));
+  metrics_objects_skipped(kind);
+}
+
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                   dserr *err) {
   char *token = NULL;
   size_t total = 0;
+  bool expired = false;
   do {
     strbuf url = {0};
     sb_printf(&url, "%s?limit=%d", path, page);
+    bool token_used = token != NULL;
     if (token) {
       sb_append(&url, "&continue=");
       kube_path_escape(&url, token);
@@ -100,20 +112,24 @@ int kube_list_into(kube_client *c, model *m, const char *path, const char *kind,
       token = NULL;
     }
     kube_response r = {0};
+    bool later_page = token_used;
     int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
     if (rc == 0 && r.status != 200) {
       char msg[1024], reason[128];
       kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
       rc = dserr_set(err, "HTTP %ld: %s", r.status, *msg ? msg : "(no message)");
+      expired = later_page && r.status == 410;
     }
     size_t count = 0;
     if (rc == 0)
-      rc = decode_list_page(m, sb_str(&url), r.body, r.len, kind, &token, &count, err);
+      rc = decode_list_page_skipping(m, sb_str(&url), r.body, r.len, kind, skip_object, NULL,
+                                     &token, &count, err);
     kube_response_free(&r);
     sb_free(&url);
     if (rc < 0) {
       free(token);
-      return dserr_prefix(err, "failed to list %s", path);
+      dserr_prefix(err, "failed to list %s", path);
+      return expired ? KUBE_READ_EXPIRED : -1;
     }
     total += count;
   } while (token);
@@ -139,8 +155,9 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    if (kube_list_into(c, m, lists[i].path, lists[i].kind, page, err) < 0)
-      return -1;
+    int rc = kube_list_into(c, m, lists[i].path, lists[i].kind, page, err);
+    if (rc < 0)
+      return rc;
   }
   return 0;
 }
@@ -201,7 +218,7 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   sink_result res;
   if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0) {
     snprintf(msg, cap, "%s", err.msg);
-    res = SINK_ERROR;
+    res = r.maybe_delivered ? SINK_UNKNOWN : SINK_ERROR;
   } else if (r.status >= 200 && r.status < 300) {
     res = SINK_EVICTED;
   } else {

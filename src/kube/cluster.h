@@ -25,8 +25,14 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
 
 /* Lists nodes, pods, namespaces, PDBs, priority classes, PVCs (and VMIs, VMIMs and the
  * KubeVirt CR when kubevirt) into m with limit=`page` pages. Does not call model_finish.
- * Any failure fails the whole read (a cycle that cannot list its inputs evicts nothing). */
+ * A failed request or a page that is not a well-formed list fails the whole read (a cycle
+ * that cannot list its inputs evicts nothing). One object that does not decode is skipped:
+ * an error line names it and descheduler_objects_skipped_total{kind} counts it. */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
+/* kube_read_cluster's answer when a later page's continue token had expired (HTTP 410, the
+ * list fell out of etcd's history): what was read is incomplete; a fresh model read again
+ * from the start is what client-go's pager does (a full list). */
+#define KUBE_READ_EXPIRED (-2)
 
 /* GET path and parse the JSON body into a (200), else -1 with err (`GET <path>: HTTP <status>:
  * <message>`); *status is the HTTP status, 0 after a transport failure. */

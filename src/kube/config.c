@@ -19,11 +19,13 @@
 
 #include "../util/xalloc.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -767,6 +769,55 @@ int kube_config_load(const char *path, kube_config **out, dserr *err) {
   }
   *out = cfg;
   return 0;
+}
+
+/* The host of "http://host:port/path" (brackets of an IPv6 literal removed) into buf. */
+static void url_host(const char *url, char *buf, size_t cap) {
+  const char *a = strstr(url, "://");
+  a = a ? a + 3 : url;
+  const char *at = strchr(a, '@'), *slash = strchr(a, '/');
+  if (at && (!slash || at < slash))
+    a = at + 1;
+  size_t n;
+  if (*a == '[') {
+    a++;
+    const char *close = strchr(a, ']');
+    n = close ? (size_t)(close - a) : strlen(a);
+  } else {
+    n = strcspn(a, ":/?#");
+  }
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(buf, a, n);
+  buf[n] = 0;
+}
+
+static bool host_is_loopback(const char *host) {
+  struct in_addr v4;
+  struct in6_addr v6;
+  if (strcasecmp(host, "localhost") == 0)
+    return true;
+  if (inet_pton(AF_INET, host, &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, host, &v6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+int kube_config_check_transport(const kube_config *cfg, bool allow_http, dserr *err) {
+  if (strncmp(cfg->server, "http://", 7) != 0)
+    return 0;
+  char host[256];
+  url_host(cfg->server, host, sizeof host);
+  if (host_is_loopback(host) || (cfg->insecure && allow_http))
+    return 0;
+  return dserr_set(err,
+                   "kubeconfig %s: server \"%s\" is plain HTTP to a host that is not loopback: the "
+                   "credentials and every object would cross the network unencrypted. Use "
+                   "https://, or (for a test cluster) set insecure-skip-tls-verify: true on the "
+                   "cluster %s pass --allow-insecure-http",
+                   cfg->source, cfg->server,
+                   cfg->insecure ? "(it is set) and" : "and");
 }
 
 static void free_secret(char *s, size_t len) {

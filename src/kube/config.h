@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
   char *server;           /* "https://10.0.0.1:6443" (no trailing slash) */
@@ -37,7 +38,12 @@ typedef struct {
   bool exec_provide_cluster_info; /* exec.provideClusterInfo: cluster in KUBERNETES_EXEC_INFO */
   char *proxy_url;                /* proxy-url, or NULL (then the usual *_proxy env vars apply) */
   bool disable_compression;       /* disable-compression: no "Accept-Encoding: gzip" */
+  /* Not from the file; set by the caller before kube_client_new: */
+  int64_t exec_timeout_ns; /* an exec plugin is killed after this long (0: 1 minute) */
+  int64_t timeout_ns;      /* whole-request timeout (0: 60 s; negative: none) */
 } kube_config;
+
+#define KUBE_EXEC_TIMEOUT_DEFAULT_NS (60LL * 1000000000LL)
 
 /* Where the in-cluster config reads `token` and `ca.crt`; tests point it elsewhere. */
 #define KUBE_SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -68,6 +74,12 @@ typedef struct {
  * The returned config is heap memory owned by the caller: free it with kube_config_free,
  * which also wipes the secrets. */
 int kube_config_load(const char *path, kube_config **out, dserr *err);
+
+/* Plain http:// to a host that is not loopback (localhost, 127.0.0.0/8, ::1) would carry the
+ * credentials and every object unencrypted: refused with a message naming the kubeconfig and
+ * the way out, unless the cluster entry says insecure-skip-tls-verify AND allow_http (the
+ * command line's --allow-insecure-http) is true. https:// and loopback are always fine. */
+int kube_config_check_transport(const kube_config *cfg, bool allow_http, dserr *err);
 void kube_config_free(kube_config *c);
 
 /* Base64 as a Kubernetes []byte field holds it (StdEncoding, padded, CR and LF ignored):

@@ -149,6 +149,7 @@ typedef struct pod {
   size_t nimages;
   const char **images; /* regular containers, in order */
   kvlist node_selector;
+  bool has_node_selector;       /* spec.nodeSelector present, even `{}` (Go's non-nil map) */
   node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
   size_t nanti_affinity;
   pod_affinity_term *anti_affinity; /* required pod anti-affinity terms */

@@ -43,6 +43,12 @@ static unsigned long long g_loop_counts[NLOOP], g_loop_count;
 static double g_loop_sum;
 static strategy_series *g_strat;
 static size_t g_nstrat;
+typedef struct {
+  char *kind;
+  double value;
+} skipped_series;
+static skipped_series *g_skipped;
+static size_t g_nskipped;
 
 void metrics_enable(const char *version) {
   pthread_mutex_lock(&g_lock);
@@ -206,6 +212,26 @@ void metrics_kubevirt_cooldown(double seconds) {
   pthread_mutex_unlock(&g_lock);
 }
 
+void metrics_objects_skipped(const char *kind) {
+  if (!g_enabled)
+    return;
+  pthread_mutex_lock(&g_lock);
+  size_t i;
+  for (i = 0; i < g_nskipped; i++)
+    if (!strcmp(g_skipped[i].kind, kind))
+      break;
+  if (i == g_nskipped) {
+    g_skipped = realloc(g_skipped, (g_nskipped + 1) * sizeof *g_skipped);
+    if (!g_skipped)
+      abort();
+    g_skipped[i].kind = strdup(kind);
+    g_skipped[i].value = 0;
+    g_nskipped++;
+  }
+  g_skipped[i].value += 1;
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* label values escape \, " and newline */
 static void label_value(strbuf *sb, const char *v) {
   for (; *v; v++) {
@@ -233,6 +259,19 @@ static void render_counter(strbuf *out, const char *name) {
       sb_appendc(out, '"');
     }
     sb_printf(out, "} %.17g\n", g_evicted[i].value);
+  }
+}
+
+static void render_skipped(strbuf *out) {
+  const char *name = "descheduler_objects_skipped_total";
+  sb_printf(out,
+            "# HELP %s Number of objects a descheduling cycle left out because they could not be "
+            "decoded, by kind\n# TYPE %s counter\n",
+            name, name);
+  for (size_t i = 0; i < g_nskipped; i++) {
+    sb_printf(out, "%s{kind=\"", name);
+    label_value(out, g_skipped[i].kind);
+    sb_printf(out, "\"} %.17g\n", g_skipped[i].value);
   }
 }
 
@@ -357,6 +396,7 @@ void metrics_render(strbuf *out) {
   render_cooldown(out);
   render_triple(out, &g_kv_blocks);
   render_loop(out, "descheduler_loop_duration_seconds");
+  render_skipped(out);
   render_counter(out, "descheduler_pods_evicted");
   render_counter(out, "descheduler_pods_evicted_total");
   render_strategy(out, "descheduler_strategy_duration_seconds");
@@ -385,6 +425,11 @@ void metrics_reset(void) {
   memset(g_cool_counts, 0, sizeof g_cool_counts);
   g_cool_count = 0;
   g_cool_sum = 0;
+  for (size_t i = 0; i < g_nskipped; i++)
+    free(g_skipped[i].kind);
+  free(g_skipped);
+  g_skipped = NULL;
+  g_nskipped = 0;
   memset(g_loop_counts, 0, sizeof g_loop_counts);
   g_loop_count = 0;
   g_loop_sum = 0;

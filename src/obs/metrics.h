@@ -23,6 +23,9 @@ void metrics_kubevirt_block(const char *reason, const char *node, const char *ns
 void metrics_kubevirt_cooldown(double seconds);
 /* This project's VMSafety evictor plugin: rejections by rule, node and namespace. */
 void metrics_vmsafety_block(const char *rule, const char *node, const char *ns);
+/* descheduler_objects_skipped_total{kind}: objects a live cycle left out because they could
+ * not be decoded (this project's own metric; upstream has none). */
+void metrics_objects_skipped(const char *kind);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */

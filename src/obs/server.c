@@ -1,19 +1,26 @@
 /* server.c - the HTTPS endpoint for /metrics and /healthz; see server.h.
  *
- * libmicrohttpd serves from its own polling thread; the handlers only read the metrics
- * registry (which has its own lock) and the immutable server options, so no other locking
- * is needed here.
+ * libmicrohttpd serves HTTPS from its own polling thread; the handlers only read the metrics
+ * registry (which has its own lock) and the immutable server options.
  *
- * The listening socket is made here rather than by libmicrohttpd, for two reasons: a bind
- * failure can then be reported with its errno in Go's words (`listen tcp 127.0.0.1:10258:
- * bind: address already in use`) instead of libmicrohttpd's silent NULL, and the port the
- * OS picked is known. As Go does for the wildcard 0.0.0.0, the socket is a dual-stack [::]
- * when the host has IPv6, so IPv6-only clusters can scrape the default listener.
+ * The listening socket is ours, with its own accept thread, for three reasons. A bind
+ * failure is reported with its errno in Go's words (`listen tcp 127.0.0.1:10258: bind:
+ * address already in use`) instead of libmicrohttpd's silent NULL, and the port the OS
+ * picked is known. A client speaking plain HTTP gets what Go's net/http TLS server answers
+ * (HTTP/1.0 400 `Client sent an HTTP request to an HTTPS server.`) instead of a dropped
+ * connection: the accept thread looks at the first bytes and hands only TLS clients (first
+ * byte 0x16, a handshake record) to libmicrohttpd with MHD_add_connection. And the same
+ * thread checks the certificate files once a second. As Go does for the wildcard 0.0.0.0,
+ * the socket is a dual-stack [::] when the host has IPv6.
  *
  * Certificates: given files are checked with OpenSSL first (GnuTLS inside libmicrohttpd
  * would reject a bad pair without saying why); without files a self-signed EC P-256
  * certificate is made in memory, as the Go server's loopback certificate is never written
- * to disk. TLS 1.2 is the minimum, as for Kubernetes serving. */
+ * to disk. GnuTLS asks for the certificate at every handshake (MHD_OPTION_HTTPS_CERT_CALLBACK),
+ * so when the files change (a cert-manager rotation) new connections get the new pair, as
+ * with upstream's dynamic serving certificate; a pair that does not load keeps the old one
+ * and says why once. TLS 1.2 is the minimum, as for Kubernetes serving. */
+#define _GNU_SOURCE /* accept4, pipe2 */
 #include "server.h"
 
 #include "../util/strbuf.h"
@@ -23,8 +30,13 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -37,6 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SELF_SIGNED_CN "apiserver-loopback-client"
@@ -44,14 +58,6 @@
 #define TLS_PRIORITIES "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1"
 #define IDLE_TIMEOUT_SECONDS 90 /* the Kubernetes secure server's IdleTimeout */
 
-struct obs_server {
-  struct MHD_Daemon *daemon; /* NULL when port 0 asked for no server */
-  int port;
-  bool metrics;
-  char *cert_pem, *key_pem; /* heap, kept for the daemon's lifetime */
-  atomic_int starting;      /* libmicrohttpd messages during start become the error reason */
-  char start_msg[512];
-};
 
 /* ---- errors ---- */
 
@@ -79,6 +85,54 @@ typedef union {
   struct sockaddr_in in4;
   struct sockaddr_in6 in6;
 } any_addr;
+
+/* The files' identity: a rotation replaces a file (new inode, as kubelet's atomic writer
+ * swaps a symlink) or rewrites it (new size or mtime). */
+typedef struct {
+  bool ok;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime;
+} file_id;
+
+#define PENDING_MAX 64
+#define SNIFF_SECONDS 10.0   /* a client that sends nothing is dropped after this */
+#define LINGER_SECONDS 2.0   /* after the 400, input is drained this long before closing */
+#define RELOAD_CHECK_SECONDS 1.0
+static const char http_to_https[] =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+typedef struct {
+  int fd;
+  double deadline;
+  bool lingering; /* the 400 is sent; draining until EOF or deadline */
+  unsigned char head[5];
+  size_t nhead;
+  any_addr addr;
+  socklen_t addrlen;
+} pending_conn;
+
+struct obs_server {
+  struct MHD_Daemon *daemon; /* NULL when port 0 asked for no server */
+  int port;
+  bool metrics;
+  int listen_fd;
+  int wake[2]; /* written to stop the accept thread */
+  pthread_t thread;
+  bool thread_started;
+  pending_conn pending[PENDING_MAX];
+  size_t npending;
+  /* given certificate files, re-read when they change (NULL: self-signed, never changes) */
+  char *cert_file, *key_file;
+  file_id cert_id, key_id;     /* of the pair being served */
+  file_id bad_cert, bad_key;   /* of the last pair that failed to load (logged once) */
+  double next_check;
+  bool serving; /* holds the process's one server slot and its certificates */
+  atomic_int starting; /* libmicrohttpd messages during start become the error reason */
+  char start_msg[512];
+};
+
 
 /* "host:port" as Go prints a TCP address: IPv6 hosts in brackets. */
 static void format_hostport(char *buf, size_t n, const char *host, int port) {
@@ -407,9 +461,264 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   return respond_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
 }
 
+
+/* ---- serving certificates: GnuTLS takes the current one at every handshake ---- */
+
+/* One loaded cert/key pair. Generations are never freed while serving: a handshake may
+ * still hold the one it was given when a newer one is installed, and certificates change
+ * rarely (the list is freed when the server stops). */
+#define CHAIN_MAX 16
+typedef struct cert_gen {
+  gnutls_pcert_st pcerts[CHAIN_MAX];
+  unsigned npcerts;
+  gnutls_privkey_t key;
+  struct cert_gen *older;
+} cert_gen;
+
+/* GnuTLS's certificate callback carries no user pointer, so the current generation is
+ * process state: one obs_server at a time (obs_server_start refuses a second). */
+static pthread_mutex_t g_cert_lock = PTHREAD_MUTEX_INITIALIZER;
+static cert_gen *g_cert;
+static bool g_serving;
+
+static void cert_gen_free(cert_gen *g) {
+  while (g) {
+    cert_gen *older = g->older;
+    for (unsigned i = 0; i < g->npcerts; i++)
+      gnutls_pcert_deinit(&g->pcerts[i]);
+    if (g->key)
+      gnutls_privkey_deinit(g->key);
+    free(g);
+    g = older;
+  }
+}
+
+/* PEM texts (already checked with check_key_pair or made here) into GnuTLS objects. */
+static cert_gen *cert_gen_new(const char *cert_pem, const char *key_pem, dserr *err) {
+  cert_gen *g = calloc(1, sizeof *g);
+  if (!g)
+    abort();
+  gnutls_datum_t cd = {(unsigned char *)cert_pem, (unsigned)strlen(cert_pem)};
+  gnutls_datum_t kd = {(unsigned char *)key_pem, (unsigned)strlen(key_pem)};
+  unsigned n = CHAIN_MAX;
+  int rc = gnutls_pcert_list_import_x509_raw(g->pcerts, &n, &cd, GNUTLS_X509_FMT_PEM, 0);
+  if (rc < 0) {
+    dserr_set(err, "certificate: %s", gnutls_strerror(rc));
+    free(g);
+    return NULL;
+  }
+  g->npcerts = n;
+  if ((rc = gnutls_privkey_init(&g->key)) < 0 ||
+      (rc = gnutls_privkey_import_x509_raw(g->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+    dserr_set(err, "private key: %s", gnutls_strerror(rc));
+    cert_gen_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+static void cert_install(cert_gen *g) {
+  pthread_mutex_lock(&g_cert_lock);
+  g->older = g_cert;
+  g_cert = g;
+  pthread_mutex_unlock(&g_cert_lock);
+}
+
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                         gnutls_privkey_t *key) {
+  (void)session, (void)req_ca_dn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
+  pthread_mutex_lock(&g_cert_lock);
+  cert_gen *g = g_cert;
+  pthread_mutex_unlock(&g_cert_lock);
+  if (!g)
+    return -1;
+  *pcert = g->pcerts;
+  *pcert_length = g->npcerts;
+  *key = g->key;
+  return 0;
+}
+
+static file_id file_identity(const char *path) {
+  struct stat st;
+  file_id id = {0};
+  if (stat(path, &st) == 0)
+    id = (file_id){true, st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+  return id;
+}
+
+static bool same_file(const file_id *a, const file_id *b) {
+  return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+         a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* ---- the accept loop: plain HTTP gets Go's 400, TLS goes to libmicrohttpd ---- */
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads and checks a pair from the files; a generation ready to install, or NULL with err. */
+static cert_gen *load_pair(const char *cert_file, const char *key_file, dserr *err) {
+  char *cert = read_pem_file(cert_file, err), *key = NULL;
+  cert_gen *g = NULL;
+  if (cert && (key = read_pem_file(key_file, err)) &&
+      check_key_pair(cert_file, cert, key_file, key, err) == 0) {
+    g = cert_gen_new(cert, key, err);
+    if (!g)
+      dserr_prefix(err, "%s, %s", cert_file, key_file);
+  }
+  if (key)
+    OPENSSL_cleanse(key, strlen(key));
+  free(key);
+  free(cert);
+  return g;
+}
+
+/* upstream's DynamicServingCertificateController: a changed pair is loaded and used for new
+ * connections; a pair that does not load (half written, mismatched) keeps the previous one */
+static void maybe_reload(obs_server *s) {
+  double now = mono_now();
+  if (!s->cert_file || now < s->next_check)
+    return;
+  s->next_check = now + RELOAD_CHECK_SECONDS;
+  file_id c = file_identity(s->cert_file), k = file_identity(s->key_file);
+  if (same_file(&c, &s->cert_id) && same_file(&k, &s->key_id))
+    return;
+  dserr err;
+  cert_gen *g = load_pair(s->cert_file, s->key_file, &err);
+  char name[1024];
+  snprintf(name, sizeof name, "serving-cert::%s::%s", s->cert_file, s->key_file);
+  if (!g) {
+    if (!same_file(&c, &s->bad_cert) || !same_file(&k, &s->bad_key))
+      LOGE(NULL, "Failed to load the changed serving certificate; the previous one is still served",
+           err.msg, LSTR("name", name));
+    s->bad_cert = c;
+    s->bad_key = k;
+    return;
+  }
+  cert_install(g);
+  s->cert_id = c;
+  s->key_id = k;
+  LOGV(2, NULL, "Loaded a new cert/key pair", LSTR("name", name));
+}
+
+static void pending_close(obs_server *s, size_t i) {
+  close(s->pending[i].fd);
+  s->pending[i] = s->pending[--s->npending];
+}
+
+/* Go's net/http: a first TLS record header that reads as one of these answers 400. */
+static bool looks_like_http(const unsigned char h[5]) {
+  static const char *const starts[] = {"GET /", "HEAD ", "POST ", "PUT /", "OPTIO"};
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+    if (memcmp(h, starts[i], 5) == 0)
+      return true;
+  return false;
+}
+
+/* Something arrived on pending connection i: hand a TLS client to libmicrohttpd, answer a
+ * plain HTTP one, drop anything else. */
+static void pending_readable(obs_server *s, size_t i) {
+  pending_conn *p = &s->pending[i];
+  if (p->lingering) {
+    char sink[512];
+    ssize_t n = recv(p->fd, sink, sizeof sink, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+      pending_close(s, i);
+    return;
+  }
+  if (p->nhead == 0) {
+    unsigned char first;
+    ssize_t n = recv(p->fd, &first, 1, MSG_PEEK);
+    if (n <= 0) {
+      if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        pending_close(s, i);
+      return;
+    }
+    if (first == 0x16) { /* a TLS handshake record: libmicrohttpd reads it from the start */
+      int fd = p->fd;
+      any_addr addr = p->addr;
+      socklen_t len = p->addrlen;
+      s->pending[i] = s->pending[--s->npending];
+      if (MHD_add_connection(s->daemon, fd, &addr.sa, len) != MHD_YES)
+        LOGV(4, NULL, "HTTPS server", LSTR("message", "could not take a connection"));
+      return; /* libmicrohttpd closes fd on failure too */
+    }
+  }
+  ssize_t n = recv(p->fd, p->head + p->nhead, sizeof p->head - p->nhead, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n > 0)
+    p->nhead += (size_t)n;
+  if (n > 0 && p->nhead < sizeof p->head)
+    return;
+  if (p->nhead == sizeof p->head && looks_like_http(p->head)) {
+    (void)send(p->fd, http_to_https, sizeof http_to_https - 1, MSG_NOSIGNAL);
+    shutdown(p->fd, SHUT_WR);
+    p->lingering = true;
+    p->deadline = mono_now() + LINGER_SECONDS;
+    return;
+  }
+  LOGV(4, NULL, "HTTPS server",
+       LSTR("message", "TLS handshake error: first record does not look like a TLS handshake"));
+  pending_close(s, i);
+}
+
+static void *accept_loop(void *arg) {
+  obs_server *s = arg;
+  struct pollfd fds[PENDING_MAX + 2];
+  for (;;) {
+    maybe_reload(s);
+    double now = mono_now(), wait = RELOAD_CHECK_SECONDS;
+    for (size_t i = 0; i < s->npending;) {
+      if (s->pending[i].deadline <= now) {
+        pending_close(s, i);
+        continue;
+      }
+      if (s->pending[i].deadline - now < wait)
+        wait = s->pending[i].deadline - now;
+      i++;
+    }
+    size_t n = 0;
+    fds[n++] = (struct pollfd){s->wake[0], POLLIN, 0};
+    bool room = s->npending < PENDING_MAX;
+    fds[n++] = (struct pollfd){room ? s->listen_fd : -1, POLLIN, 0};
+    for (size_t i = 0; i < s->npending; i++)
+      fds[n++] = (struct pollfd){s->pending[i].fd, POLLIN, 0};
+    size_t npoll = s->npending;
+    int rc = poll(fds, n, (int)(wait * 1000) + 1);
+    if (rc < 0 && errno != EINTR)
+      break;
+    if (rc <= 0)
+      continue;
+    if (fds[0].revents)
+      break;
+    /* pending connections first (their indexes move as entries are removed: go backwards) */
+    for (size_t k = npoll; k-- > 0;)
+      if (fds[2 + k].revents)
+        pending_readable(s, k);
+    if (room && (fds[1].revents & POLLIN)) {
+      pending_conn *p = &s->pending[s->npending];
+      p->addrlen = sizeof p->addr;
+      int fd = accept4(s->listen_fd, &p->addr.sa, &p->addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        p->fd = fd;
+        p->deadline = mono_now() + SNIFF_SECONDS;
+        p->lingering = false;
+        p->nhead = 0;
+        s->npending++;
+      }
+    }
+  }
+  return NULL;
+}
+
 /* libmicrohttpd's messages: while starting they are the error's reason; afterwards (mostly
- * TLS handshakes from plain-HTTP clients or scanners) they are debug output, as the Go
- * server's handshake errors. */
+ * TLS handshake failures) they are debug output, as the Go server's handshake errors. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   obs_server *s = cls;
   char msg[512];
@@ -425,24 +734,42 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---- lifecycle ---- */
 
+/* The first generation: the given files, or a self-signed certificate made in memory. */
 static int load_certificates(obs_server *s, const server_options *opt, dserr *err) {
-  if (!opt->cert_file && !opt->key_file)
-    return make_self_signed(&s->cert_pem, &s->key_pem, err);
+  if (!opt->cert_file && !opt->key_file) {
+    char *cert = NULL, *key = NULL;
+    if (make_self_signed(&cert, &key, err) < 0)
+      return -1;
+    cert_gen *g = cert_gen_new(cert, key, err);
+    OPENSSL_cleanse(key, strlen(key));
+    free(key);
+    free(cert);
+    if (!g)
+      return dserr_prefix(err, "self-signed certificate");
+    cert_install(g);
+    return 0;
+  }
   if (!opt->cert_file || !opt->key_file)
     return dserr_set(err, "--tls-cert-file and --tls-private-key-file must be given together");
-  if (!(s->cert_pem = read_pem_file(opt->cert_file, err)) ||
-      !(s->key_pem = read_pem_file(opt->key_file, err)))
+  s->cert_file = strdup(opt->cert_file);
+  s->key_file = strdup(opt->key_file);
+  if (!s->cert_file || !s->key_file)
+    abort();
+  s->cert_id = file_identity(s->cert_file);
+  s->key_id = file_identity(s->key_file);
+  cert_gen *g = load_pair(s->cert_file, s->key_file, err);
+  if (!g)
     return -1;
-  return check_key_pair(opt->cert_file, s->cert_pem, opt->key_file, s->key_pem, err);
+  cert_install(g);
+  s->next_check = mono_now() + RELOAD_CHECK_SECONDS;
+  return 0;
 }
 
 static void free_server(obs_server *s) {
   if (!s)
     return;
-  if (s->key_pem)
-    OPENSSL_cleanse(s->key_pem, strlen(s->key_pem));
-  free(s->key_pem);
-  free(s->cert_pem);
+  free(s->cert_file);
+  free(s->key_file);
   free(s);
 }
 
@@ -451,10 +778,10 @@ obs_server *obs_server_start(const server_options *opt, dserr *err) {
   if (!s)
     abort();
   s->metrics = opt->metrics;
+  s->listen_fd = s->wake[0] = s->wake[1] = -1;
   if (opt->port == 0)
     return s;
   const char *host = opt->bind_address && *opt->bind_address ? opt->bind_address : "0.0.0.0";
-  int fd = -1;
   if (opt->port < -1 || opt->port > 65535) {
     dserr_set(err, "invalid port %d: must be between 0 and 65535", opt->port);
     goto fail;
@@ -463,8 +790,18 @@ obs_server *obs_server_start(const server_options *opt, dserr *err) {
     dserr_set(err, "libmicrohttpd was built without TLS support");
     goto fail;
   }
+  pthread_mutex_lock(&g_cert_lock);
+  bool busy = g_serving;
+  g_serving = true;
+  pthread_mutex_unlock(&g_cert_lock);
+  if (busy) {
+    free_server(s);
+    dserr_set(err, "failed to start secure server: a server is already running in this process");
+    return NULL;
+  }
+  s->serving = true;
   if (load_certificates(s, opt, err) ||
-      (fd = open_listener(host, opt->port < 0 ? 0 : opt->port, &s->port, err)) < 0)
+      (s->listen_fd = open_listener(host, opt->port < 0 ? 0 : opt->port, &s->port, err)) < 0)
     goto fail;
   /* libmicrohttpd may write to a peer that has gone; that must not kill the process. Builds
    * that cannot suppress SIGPIPE per send leave only the process-wide way. */
@@ -472,23 +809,27 @@ obs_server *obs_server_start(const server_options *opt, dserr *err) {
     signal(SIGPIPE, SIG_IGN);
 
   atomic_store(&s->starting, 1);
-  s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG, 0,
-                               NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                               MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_HTTPS_MEM_KEY, s->key_pem,
-                               MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_PRIORITIES,
-                               TLS_PRIORITIES, MHD_OPTION_CONNECTION_TIMEOUT,
-                               (unsigned)IDLE_TIMEOUT_SECONDS, MHD_OPTION_END);
+  s->daemon = MHD_start_daemon(
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET |
+          MHD_USE_ITC,
+      0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+      MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_SECONDS, MHD_OPTION_END);
   atomic_store(&s->starting, 0);
   if (!s->daemon) {
-    /* not closed here: libmicrohttpd 0.9.75 closes a given socket when it fails to start
-     * (a later version may not; a leaked fd on a fatal error beats closing a reused one) */
     dserr_set(err, "%s", s->start_msg[0] ? s->start_msg : "libmicrohttpd could not start");
     goto fail;
   }
+  if (pipe2(s->wake, O_CLOEXEC) != 0 ||
+      pthread_create(&s->thread, NULL, accept_loop, s) != 0) {
+    dserr_set(err, "cannot start the accept thread");
+    goto fail;
+  }
+  s->thread_started = true;
   return s;
 fail:
   dserr_prefix(err, "failed to start secure server");
-  free_server(s);
+  obs_server_stop(s);
   return NULL;
 }
 
@@ -499,7 +840,26 @@ int obs_server_port(const obs_server *s) {
 void obs_server_stop(obs_server *s) {
   if (!s)
     return;
+  if (s->thread_started) {
+    (void)!write(s->wake[1], "x", 1);
+    pthread_join(s->thread, NULL);
+  }
+  while (s->npending)
+    pending_close(s, s->npending - 1);
   if (s->daemon)
-    MHD_stop_daemon(s->daemon); /* joins the thread and closes the listening socket */
+    MHD_stop_daemon(s->daemon); /* joins its thread and closes the connections it took */
+  if (s->listen_fd >= 0)
+    close(s->listen_fd);
+  for (int i = 0; i < 2; i++)
+    if (s->wake[i] >= 0)
+      close(s->wake[i]);
+  if (s->serving) {
+    pthread_mutex_lock(&g_cert_lock);
+    cert_gen *all = g_cert;
+    g_cert = NULL;
+    g_serving = false;
+    pthread_mutex_unlock(&g_cert_lock);
+    cert_gen_free(all);
+  }
   free_server(s);
 }

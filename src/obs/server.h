@@ -1,9 +1,11 @@
-/* server.h - the HTTPS endpoint for /metrics and /healthz (descheduler-core.md §8).
+/* server.h - the HTTPS endpoint for /metrics and /healthz.
  *
  * Served on --bind-address:--secure-port by libmicrohttpd in its own thread, HTTPS with
- * --tls-cert-file/--tls-private-key-file or, when none is given, a self-signed certificate
- * generated in memory at start (CN apiserver-loopback-client). No authentication, as
- * upstream. Routes: GET /metrics (Prometheus text from metrics.h; absent with
+ * --tls-cert-file/--tls-private-key-file (re-read within a second when they change; a pair
+ * that does not load keeps the previous one) or, when none is given, a self-signed
+ * certificate generated in memory at start (CN apiserver-loopback-client). A plain HTTP
+ * request gets Go's `400 Client sent an HTTP request to an HTTPS server.` One server per
+ * process. No authentication, as upstream. Routes: GET /metrics (Prometheus text from metrics.h; absent with
  * --disable-metrics), DELETE /metrics (reset, answers "metrics reset"), GET /healthz (200
  * "ok"; ?verbose lists "[+]Descheduler ok" and "healthz check passed"; ?exclude=Descheduler
  * accepted), GET /healthz/Descheduler (200 "ok"); anything else 404. */

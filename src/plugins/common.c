@@ -47,6 +47,11 @@ void validate_namespaces(const ns_filter *f, errlist *e) {
     errlist_add(e, "only one of Include/Exclude namespaces can be set");
 }
 
+void validate_label_selector(const label_selector *sel, errlist *e) {
+  if (sel && sel->invalid)
+    errlist_add(e, "failed to get label selectors from strategy's params: %s", sel->invalid);
+}
+
 bool pod_passes_ns_and_labels(const ns_filter *f, const label_selector *sel, const pod *p) {
   if (!ns_filter_allows(f, p->ns))
     return false;

@@ -23,6 +23,10 @@ int errlist_finish(errlist *e, dserr *err);
 /* `only one of Include/Exclude namespaces can be set` */
 void validate_namespaces(const ns_filter *f, errlist *e);
 
+/* `failed to get label selectors from strategy's params: <why>` for a labelSelector that
+ * upstream's metav1.LabelSelectorAsSelector refuses (NULL: none given). */
+void validate_label_selector(const label_selector *sel, errlist *e);
+
 /* namespaces include/exclude and labelSelector (nil = no constraint; `{}` = everything) */
 bool pod_passes_ns_and_labels(const ns_filter *f, const label_selector *sel, const pod *p);
 

@@ -271,6 +271,14 @@ static int de_prepare(void *vargs, const plugin_env *env, dserr *err) {
   if (a->min_replicas == 1) /* klog.V(4).Info upstream: unstructured, no keys */
     LOGF(4, "DefaultEvictor minReplicas must be greater than 1 to check for min pods during "
             "eviction. This check will be ignored during eviction.");
+  /* upstream's constructor converts both selectors; a refused one fails the profile */
+  if (a->label_selector && a->label_selector->invalid) {
+    LOGE(&ctx, "could not get selector from label selector", a->label_selector->invalid);
+    return dserr_set(err, "%s", a->label_selector->invalid);
+  }
+  if (a->namespace_label_selector && a->namespace_label_selector->invalid)
+    return dserr_set(err, "unable to convert namespaceLabelSelector to label selector: %s",
+                     a->namespace_label_selector->invalid);
   return 0;
 }
 

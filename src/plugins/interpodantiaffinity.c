@@ -30,6 +30,7 @@ static int ipa_validate(const void *vargs, dserr *err) {
   const ipa_args *a = vargs;
   errlist e = {0};
   validate_namespaces(&a->namespaces, &e);
+  validate_label_selector(a->label_selector, &e);
   return errlist_finish(&e, err);
 }
 
@@ -99,10 +100,18 @@ static bool ipa_term_violated(plugin_handle *h, ipa_groups *g, const pod *c,
   return false;
 }
 
-/* c's own required anti-affinity terms against every pod still in the groups. */
+/* c's own required anti-affinity terms against every pod still in the groups. As upstream's
+ * CheckPodsWithAntiAffinityExist, a term whose labelSelector does not convert ends the check
+ * with "no violation" (terms before it still count). */
 static bool ipa_violates(plugin_handle *h, ipa_groups *g, const pod *c) {
   for (size_t t = 0; t < c->nanti_affinity; t++) {
     const pod_affinity_term *term = &c->anti_affinity[t];
+    if (term->selector && term->selector->invalid) {
+      char ref[512];
+      LOGE(NULL, "Unable to convert LabelSelector into Selector", term->selector->invalid,
+           LSTR("pod", pod_ref(c, ref, sizeof ref)));
+      return false;
+    }
     if (!term->nnamespaces) {
       if (ipa_term_violated(h, g, c, term, c->ns))
         return true;

@@ -42,6 +42,7 @@ static int na_validate(const void *vargs, dserr *err) {
   if (!a->affinity_types.n)
     errlist_add(&e, "nodeAffinityType needs to be set");
   validate_namespaces(&a->namespaces, &e);
+  validate_label_selector(a->label_selector, &e);
   return errlist_finish(&e, err);
 }
 

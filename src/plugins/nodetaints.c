@@ -35,6 +35,7 @@ static int nt_validate(const void *vargs, dserr *err) {
   const nt_args *a = vargs;
   errlist e = {0};
   validate_namespaces(&a->namespaces, &e);
+  validate_label_selector(a->label_selector, &e);
   if (a->excluded_taints.n && a->included_taints.n)
     errlist_add(&e, "either includedTaints or excludedTaints can be set, but not both");
   return errlist_finish(&e, err);

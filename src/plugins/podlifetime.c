@@ -66,6 +66,7 @@ static int plt_validate(const void *vargs, dserr *err) {
   validate_namespaces(&a->namespaces, &e);
   if (a->owner_kinds.include.n && a->owner_kinds.exclude.n)
     errlist_add(&e, "only one of Include/Exclude ownerKinds can be set");
+  validate_label_selector(a->label_selector, &e);
   for (size_t i = 0; i < a->states.n; i++) {
     bool ok = false;
     for (size_t k = 0; allowed_states[k] && !ok; k++)

@@ -44,6 +44,7 @@ static int rfp_validate(const void *vargs, dserr *err) {
   const rfp_args *a = vargs;
   errlist e = {0};
   validate_namespaces(&a->namespaces, &e);
+  validate_label_selector(a->label_selector, &e);
   return errlist_finish(&e, err);
 }
 

@@ -35,6 +35,7 @@ static int tmr_validate(const void *vargs, dserr *err) {
   const tmr_args *a = vargs;
   errlist e = {0};
   validate_namespaces(&a->namespaces, &e);
+  validate_label_selector(a->label_selector, &e);
   if (a->threshold < 1)
     errlist_add(&e, "invalid PodsHavingTooManyRestarts threshold");
   for (size_t i = 0; i < a->states.n; i++)

@@ -59,7 +59,7 @@ static int tsc_validate(const void *vargs, dserr *err) {
   const tsc_args *a = vargs;
   errlist e = {0};
   validate_namespaces(&a->namespaces, &e);
-  /* a malformed labelSelector is already rejected while the args are decoded */
+  validate_label_selector(a->label_selector, &e);
   for (size_t i = 0; i < a->constraints.n; i++)
     if (!tsc_known_constraint(a->constraints.items[i]))
       errlist_add(&e, "constraint %s is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]",
@@ -262,9 +262,11 @@ static int tsc_cmp_node_value(const void *a, const void *b) {
 }
 
 /* Pods carrying a nodeSelector or node affinity are kept at the front (evicted last), then
- * ascending priority, absent first: the tail holds the best candidates. */
+ * ascending priority, absent first: the tail holds the best candidates. As upstream's
+ * hasSelectorOrAffinity tests the Go map for nil, `nodeSelector: {}` counts as carrying one
+ * (and `nodeAffinity: {}` as affinity). */
 static bool tsc_has_selector_or_affinity(const pod *p) {
-  return p->node_selector.n > 0 || p->node_affinity != NULL;
+  return p->has_node_selector || p->node_affinity != NULL;
 }
 
 static int tsc_cmp_domain_pod(const pod *a, const pod *b) {
@@ -510,6 +512,13 @@ static tsc_constraint *tsc_collect_constraints(tsc_state *st, pod **pods, size_t
       const spread_constraint *sc = &p->spread[s];
       if (!str_list_contains(&st->args->constraints, sc->when_unsatisfiable))
         continue;
+      if (sc->selector && sc->selector->invalid) {
+        /* upstream skips the constraint (and only it); the pod names the object to fix */
+        char ref[512];
+        LOGE(&st->h->log, "cannot process topology spread constraint", sc->selector->invalid,
+             LSTR("pod", pod_ref(p, ref, sizeof ref)));
+        continue;
+      }
       const char *ap = sc->node_affinity_policy, *tp = sc->node_taints_policy;
       tsc_constraint c = {
           .src = sc,

@@ -676,6 +676,14 @@ static policy *policy_new(const char *name) {
   return p;
 }
 
+/* The parser names the file first; the prefix names it already. */
+static void decode_error(dserr *err, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(err->msg, name, n) == 0 && err->msg[n] == ':' && err->msg[n + 1] == ' ')
+    memmove(err->msg, err->msg + n + 2, strlen(err->msg + n + 2) + 1);
+  dserr_prefix(err, "failed decoding descheduler's policy config \"%s\"", name);
+}
+
 policy *policy_load(const char *path, plugin_lookup_fn lookup, const plugin_env *env, dserr *err) {
   policy *p = policy_new(path);
   doc_node *root;
@@ -686,7 +694,7 @@ policy *policy_load(const char *path, plugin_lookup_fn lookup, const plugin_env 
       snprintf(reason, sizeof reason, "%s", why + strlen("cannot open: "));
       dserr_set(err, "failed to read policy config file \"%s\": %s", path, reason);
     } else
-      dserr_prefix(err, "failed decoding descheduler's policy config \"%s\"", path);
+      decode_error(err, path);
     policy_free(p);
     return NULL;
   }
@@ -698,7 +706,7 @@ policy *policy_load_string(const char *name, const char *text, plugin_lookup_fn 
   policy *p = policy_new(name);
   doc_node *root;
   if (doc_parse_yaml(p->mem, name, text, strlen(text), &root, err) < 0) {
-    dserr_prefix(err, "failed decoding descheduler's policy config \"%s\"", name);
+    decode_error(err, name);
     policy_free(p);
     return NULL;
   }

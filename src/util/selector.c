@@ -1,5 +1,12 @@
-/* selector.c - label selectors; see selector.h. */
+/* selector.c - label selectors; see selector.h.
+ *
+ * Two error styles live here. The string syntax (policy nodeSelector, DefaultEvictor
+ * nodeSelector) fails at once with a message quoting the text. A metav1.LabelSelector object
+ * that decodes but does not convert keeps upstream's conversion error in `invalid`, because
+ * what that means depends on who holds the selector (see selector.h). */
 #include "selector.h"
+
+#include "strbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -148,8 +155,7 @@ static int parse_values(lexer *l, sel_req *r) {
   for (;;) {
     const char *v = ident(l);
     skip_ws(l);
-    if (*v == 0 && *l->p == ')' && n == 0)
-      break; /* "()" : rejected below */
+    /* "()" holds the empty value, as Go's parser reads it */
     if (check_value(l, v) < 0) {
       free(vals);
       return -1;
@@ -167,11 +173,6 @@ static int parse_values(lexer *l, sel_req *r) {
     return lex_fail(l, "expected ',' or ')' in a value list");
   }
   l->p++;
-  if (n == 0) {
-    free(vals);
-    return dserr_set(l->err, "invalid label selector \"%s\": in/notin for key \"%s\" needs at least one value",
-                     l->s, r->key);
-  }
   r->values = ARENA_NEWN(l->a, const char *, n);
   memcpy(r->values, vals, n * sizeof *vals);
   r->nvalues = n;
@@ -278,6 +279,184 @@ int selector_parse(arena *a, const char *text, label_selector **out, dserr *err)
   return 0;
 }
 
+/* ---------- upstream's texts: labels.NewRequirement as LabelSelectorAsSelector reports it ----------
+ *
+ * k8s.io/apimachinery pkg/labels NewRequirement validates with pkg/api/validate/content
+ * (IsLabelKey, IsLabelValue) and returns a field.ErrorList aggregate: one error prints as
+ * `key: Invalid value: "x": <reasons joined by "; ">`, several as `[e1, e2]`. */
+
+#define GO_LABEL_KEY_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+#define GO_LABEL_KEY_MSG                                                                           \
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "      \
+  "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "           \
+  "validation is '" GO_LABEL_KEY_FMT "')"
+#define GO_DNS_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#define GO_DNS_SUBDOMAIN_MSG                                                                       \
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "    \
+  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "   \
+  "for validation is '" GO_DNS_LABEL_FMT "(\\." GO_DNS_LABEL_FMT ")*')"
+#define GO_LABEL_VALUE_MSG                                                                         \
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "     \
+  "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  " \
+  "or '12345', regex used for validation is '(" GO_LABEL_KEY_FMT ")?')"
+
+/* ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$ */
+static bool go_name_ok(const char *s, size_t n) {
+  if (n == 0 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!name_char((unsigned char)s[i]) || (unsigned char)s[i] >= 0x80)
+      return false;
+  return true;
+}
+
+/* ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ */
+static bool go_subdomain_ok(const char *s, size_t n) {
+  size_t start = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n && s[i] != '.') {
+      int c = (unsigned char)s[i];
+      if (!(islower(c) || isdigit(c) || c == '-'))
+        return false;
+      continue;
+    }
+    if (i == start || s[start] == '-' || s[i - 1] == '-')
+      return false; /* an empty label, or one starting or ending with '-' */
+    start = i + 1;
+  }
+  return true;
+}
+
+/* content.IsLabelKey's reasons joined by "; "; 0 when the key is valid. */
+static int go_key_reasons(strbuf *sb, const char *key) {
+  int n = 0;
+#define REASON(...) (sb_append(sb, n++ ? "; " : ""), sb_printf(sb, __VA_ARGS__))
+  const char *slash = strchr(key, '/');
+  const char *name = key;
+  if (slash && strchr(slash + 1, '/')) {
+    REASON("a valid label key %s with an optional DNS subdomain prefix and '/' (e.g. "
+           "'example.com/MyName')",
+           GO_LABEL_KEY_MSG);
+    return n;
+  }
+  if (slash) {
+    size_t plen = (size_t)(slash - key);
+    if (plen == 0) {
+      REASON("prefix part must be non-empty");
+    } else {
+      if (plen > 253)
+        REASON("prefix part must be no more than 253 bytes");
+      if (!go_subdomain_ok(key, plen))
+        REASON("prefix part %s", GO_DNS_SUBDOMAIN_MSG);
+    }
+    name = slash + 1;
+  }
+  size_t nlen = strlen(name);
+  if (nlen == 0)
+    REASON("name part must be non-empty");
+  else if (nlen > 63)
+    REASON("name part must be no more than 63 bytes");
+  if (!go_name_ok(name, nlen))
+    REASON("name part %s", GO_LABEL_KEY_MSG);
+  return n;
+}
+
+/* content.IsLabelValue's reasons joined by "; "; 0 when the value is valid. */
+static int go_value_reasons(strbuf *sb, const char *v) {
+  int n = 0;
+  size_t len = strlen(v);
+  if (len > 63)
+    REASON("must be no more than 63 bytes");
+  if (len && !go_name_ok(v, len))
+    REASON("%s", GO_LABEL_VALUE_MSG);
+  return n;
+#undef REASON
+}
+
+/* The values list as encoding/json prints a []string (nil: null). */
+static void go_json_strings(strbuf *sb, const char **values, size_t n) {
+  if (!n) {
+    sb_append(sb, "null");
+    return;
+  }
+  sb_appendc(sb, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      sb_appendc(sb, ',');
+    sb_append_json_str(sb, values[i]);
+  }
+  sb_appendc(sb, ']');
+}
+
+/* One aggregated error list: duplicates dropped, one error alone, several in brackets. */
+typedef struct {
+  strbuf out;
+  int n;
+} go_agg;
+
+static void agg_add(go_agg *g, const char *msg) {
+  /* ToAggregate keeps the first of identical messages */
+  const char *all = sb_str(&g->out);
+  size_t ml = strlen(msg);
+  for (const char *p = strstr(all, msg); p; p = strstr(p + 1, msg))
+    if ((p == all || (p >= all + 2 && p[-2] == ',' && p[-1] == ' ')) &&
+        (p[ml] == 0 || (p[ml] == ',' && p[ml + 1] == ' ')))
+      return;
+  if (g->n++)
+    sb_append(&g->out, ", ");
+  sb_append(&g->out, msg);
+}
+
+/* The error of NewRequirement(key, op, values), or NULL when it is valid. op is one of the
+ * four label selector operators or SEL_EQUALS (matchLabels). Arena copy. */
+static const char *requirement_problem(arena *a, const char *key, sel_op op, const char **values,
+                                       size_t n) {
+  go_agg g = {{0}, 0};
+  strbuf e = {0}, why = {0};
+  if (go_key_reasons(&why, key)) {
+    sb_append(&e, "key: Invalid value: ");
+    sb_append_go_quoted(&e, key);
+    sb_printf(&e, ": %s", sb_str(&why));
+    agg_add(&g, sb_str(&e));
+  }
+  const char *count_problem = NULL;
+  if ((op == SEL_IN || op == SEL_NOTIN) && n == 0)
+    count_problem = "for 'in', 'notin' operators, values set can't be empty";
+  else if ((op == SEL_EXISTS || op == SEL_DOES_NOT_EXIST) && n != 0)
+    count_problem = "values set must be empty for exists and does not exist";
+  else if (op == SEL_EQUALS && n != 1)
+    count_problem = "exact-match compatibility requires one single value";
+  if (count_problem) {
+    sb_clear(&e);
+    sb_append(&e, "values: Invalid value: ");
+    go_json_strings(&e, values, n);
+    sb_printf(&e, ": %s", count_problem);
+    agg_add(&g, sb_str(&e));
+  }
+  for (size_t i = 0; i < n; i++) {
+    sb_clear(&why);
+    if (!go_value_reasons(&why, values[i]))
+      continue;
+    sb_clear(&e);
+    sb_printf(&e, "values[%zu][%s]: Invalid value: ", i, key);
+    sb_append_go_quoted(&e, values[i]);
+    sb_printf(&e, ": %s", sb_str(&why));
+    agg_add(&g, sb_str(&e));
+  }
+  const char *res = NULL;
+  if (g.n == 1)
+    res = arena_strdup(a, sb_str(&g.out));
+  else if (g.n > 1) {
+    sb_clear(&e);
+    sb_printf(&e, "[%s]", sb_str(&g.out));
+    res = arena_strdup(a, sb_str(&e));
+  }
+  sb_free(&g.out);
+  sb_free(&e);
+  sb_free(&why);
+  return res;
+}
+
 /* ---------- metav1.LabelSelector ---------- */
 
 static int strings_from_seq(arena *a, const doc_node *seq, const char *path, const char ***out,
@@ -315,8 +494,26 @@ static int op_from_text(const char *s, bool node_ops, sel_op *op) {
   return -1;
 }
 
+/* An optional string field of an expression: absent or null reads as "" (Go's zero value). */
+static int expr_string(const doc_node *e, const char *key, const char *path, size_t i,
+                       const char **out, dserr *err) {
+  const doc_node *v = doc_get(e, key);
+  *out = "";
+  if (!v || v->type == DOC_NULL)
+    return 0;
+  if (v->type != DOC_STR)
+    return dserr_set(err, "%s[%zu].%s: expected a string, got %s", path, i, key,
+                     doc_type_name(v->type));
+  *out = v->text;
+  return 0;
+}
+
+/* Reads matchExpressions (or node selector requirements with node_ops). label_ops: the
+ * first requirement LabelSelectorAsSelector refuses goes to *invalid (when still NULL) and
+ * the expression is dropped; node requirements are taken as written (the API server has
+ * checked them) and an unknown operator is an error. */
 static int add_expressions(arena *a, req_vec *v, const doc_node *exprs, const char *path,
-                           bool node_ops, bool check_syntax, dserr *err) {
+                           bool node_ops, const char **invalid, dserr *err) {
   if (!exprs || exprs->type == DOC_NULL)
     return 0;
   if (exprs->type != DOC_SEQ)
@@ -330,38 +527,40 @@ static int add_expressions(arena *a, req_vec *v, const doc_node *exprs, const ch
           strcmp(e->pairs[k].key, "values"))
         return dserr_set(err, "%s[%zu]: unknown field \"%s\" (expected key, operator, values)", path,
                          i, e->pairs[k].key);
-    const char *key = doc_str(doc_get(e, "key"));
-    const char *opname = doc_str(doc_get(e, "operator"));
-    if (!key)
-      return dserr_set(err, "%s[%zu].key: expected a string", path, i);
-    if (!opname)
-      return dserr_set(err, "%s[%zu].operator: expected a string", path, i);
-    sel_req *r = vec_push(v);
-    r->key = arena_strdup(a, key);
-    if (op_from_text(opname, node_ops, &r->op) < 0)
-      return dserr_set(err, "%s[%zu].operator: \"%s\" is not a valid label selector operator", path,
-                       i, opname);
+    const char *key, *opname;
+    if (expr_string(e, "key", path, i, &key, err) < 0 ||
+        expr_string(e, "operator", path, i, &opname, err) < 0)
+      return -1;
     char vpath[512];
     snprintf(vpath, sizeof vpath, "%s[%zu].values", path, i);
-    if (strings_from_seq(a, doc_get(e, "values"), vpath, &r->values, &r->nvalues, err) < 0)
+    const char **values;
+    size_t nvalues;
+    if (strings_from_seq(a, doc_get(e, "values"), vpath, &values, &nvalues, err) < 0)
       return -1;
-    if (check_syntax) {
-      const char *why = label_key_problem(key);
-      if (why)
-        return dserr_set(err, "%s[%zu].key: invalid label key \"%s\": %s", path, i, key, why);
-      bool set_op = r->op == SEL_IN || r->op == SEL_NOTIN;
-      if (set_op && r->nvalues == 0)
-        return dserr_set(err, "%s[%zu].values: must be specified when `operator` is 'In' or 'NotIn'",
-                         path, i);
-      if (!set_op && r->op != SEL_GT && r->op != SEL_LT && r->nvalues != 0)
-        return dserr_set(err,
-                         "%s[%zu].values: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                         path, i);
-      for (size_t j = 0; j < r->nvalues; j++)
-        if ((why = label_value_problem(r->values[j])))
-          return dserr_set(err, "%s[%zu].values[%zu]: invalid label value \"%s\": %s", path, i, j,
-                           r->values[j], why);
+    sel_op op = SEL_EXISTS;
+    const char *problem = NULL;
+    if (op_from_text(opname, node_ops, &op) < 0) {
+      if (node_ops)
+        return dserr_set(err, "%s[%zu].operator: \"%s\" is not a valid label selector operator",
+                         path, i, opname);
+      strbuf sb = {0};
+      sb_append_go_quoted(&sb, opname);
+      sb_append(&sb, " is not a valid label selector operator");
+      problem = arena_strdup(a, sb_str(&sb));
+      sb_free(&sb);
+    } else if (!node_ops) {
+      problem = requirement_problem(a, key, op, values, nvalues);
     }
+    if (problem) {
+      if (!*invalid)
+        *invalid = problem;
+      continue;
+    }
+    sel_req *r = vec_push(v);
+    r->key = arena_strdup(a, key);
+    r->op = op;
+    r->values = values;
+    r->nvalues = nvalues;
   }
   return 0;
 }
@@ -384,6 +583,7 @@ int selector_from_doc(arena *a, const doc_node *node, const char *path, label_se
       return dserr_set(err, "%s: unknown field \"%s\" (expected matchLabels, matchExpressions)",
                        path, node->pairs[i].key);
   const doc_node *ml = doc_get(node, "matchLabels");
+  const char *invalid = NULL;
   char sub[512];
   if (ml && ml->type != DOC_NULL) {
     if (ml->type != DOC_MAP)
@@ -396,13 +596,12 @@ int selector_from_doc(arena *a, const doc_node *node, const char *path, label_se
         return dserr_set(err, "%s.matchLabels.%s: expected a string, got %s", path,
                          ml->pairs[i].key, doc_type_name(val->type));
       }
-      const char *why = label_key_problem(ml->pairs[i].key);
-      if (!why)
-        why = label_value_problem(val->text);
-      if (why) {
-        free(v.reqs);
-        return dserr_set(err, "%s.matchLabels: \"%s\": \"%s\": %s", path, ml->pairs[i].key,
-                         val->text, why);
+      const char *value = val->text;
+      const char *problem = requirement_problem(a, ml->pairs[i].key, SEL_EQUALS, &value, 1);
+      if (problem) {
+        if (!invalid)
+          invalid = problem;
+        continue;
       }
       sel_req *r = vec_push(&v);
       r->key = arena_strdup(a, ml->pairs[i].key);
@@ -413,18 +612,20 @@ int selector_from_doc(arena *a, const doc_node *node, const char *path, label_se
     }
   }
   snprintf(sub, sizeof sub, "%s.matchExpressions", path);
-  if (add_expressions(a, &v, doc_get(node, "matchExpressions"), sub, false, true, err) < 0) {
+  if (add_expressions(a, &v, doc_get(node, "matchExpressions"), sub, false, &invalid, err) < 0) {
     free(v.reqs);
     return -1;
   }
   *out = vec_finish(a, &v);
+  (*out)->invalid = invalid;
   return 0;
 }
 
 int selector_add_node_reqs(arena *a, label_selector *sel, const doc_node *exprs, const char *path,
                            dserr *err) {
   req_vec v = {0};
-  if (add_expressions(a, &v, exprs, path, true, false, err) < 0) {
+  const char *unused = NULL;
+  if (add_expressions(a, &v, exprs, path, true, &unused, err) < 0) {
     free(v.reqs);
     return -1;
   }
@@ -483,7 +684,7 @@ static bool req_matches(const sel_req *r, const kvlist *labels) {
 }
 
 bool selector_matches(const label_selector *sel, const kvlist *labels) {
-  if (!sel || sel->nothing)
+  if (!sel || sel->nothing || sel->invalid)
     return false;
   for (size_t i = 0; i < sel->n; i++)
     if (!req_matches(&sel->reqs[i], labels))
@@ -491,4 +692,6 @@ bool selector_matches(const label_selector *sel, const kvlist *labels) {
   return true;
 }
 
-bool selector_is_empty(const label_selector *sel) { return sel && !sel->nothing && sel->n == 0; }
+bool selector_is_empty(const label_selector *sel) {
+  return sel && !sel->nothing && !sel->invalid && sel->n == 0;
+}

@@ -51,16 +51,27 @@ typedef struct {
   bool nothing;
   size_t n;
   sel_req *reqs;
+  /* A metav1.LabelSelector that upstream's metav1.LabelSelectorAsSelector refuses (a bad
+   * key or value, an unknown operator, In without values...): its error text, exactly as Go
+   * prints it; NULL for a usable selector. An invalid selector matches nothing; each user
+   * decides what upstream does with it (a policy fails validation, a topology spread
+   * constraint is skipped, a PDB covers no pod). */
+  const char *invalid;
 } label_selector;
 
 /* Parses the string syntax (labels.Parse): comma-separated requirements, each `k=v`, `k==v`,
  * `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, `k>N`, `k<N`. "" selects everything.
- * Keys and values are checked as label syntax. Selector lives in a. */
+ * Keys and values are checked as label syntax. As Go's parser does, an empty value list
+ * `k in ()` holds the one empty value (`k in ("")`). Selector lives in a. */
 int selector_parse(arena *a, const char *text, label_selector **out, dserr *err);
 
 /* Converts a metav1.LabelSelector map (matchLabels, matchExpressions with In / NotIn / Exists /
  * DoesNotExist). A NULL or null node gives the `nothing` selector; `{}` gives everything.
- * Unknown fields are errors. Messages name `path`. */
+ * Returns -1 only for what would not decode into the Go type (a wrong type, an unknown
+ * field); messages name `path`. What decodes but does not convert (bad label syntax, an
+ * unknown operator, a missing key) gives 0 and a selector whose `invalid` holds upstream's
+ * text (matchLabels in the order written first, then matchExpressions; the first failing
+ * requirement, as LabelSelectorAsSelector stops there). */
 int selector_from_doc(arena *a, const doc_node *node, const char *path, label_selector **out,
                       dserr *err);
 

@@ -28,6 +28,7 @@ This file holds the HTTP layer and the command line; the parts are:
 """
 
 import argparse
+import collections
 import hmac
 import json
 import os
@@ -59,6 +60,7 @@ from simutil import (ApiError, CLOCK, dumps, loads, method_not_allowed, not_foun
                      route_not_found, status_object)
 
 MAX_BODY = 3 * 1024 * 1024 + 1024
+JOURNAL_MAX = 20000  # requests kept by GET /_sim/journal
 PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 PATCH_TYPES = {"application/json-patch+json": "json", "application/merge-patch+json": "merge",
                "application/strategic-merge-patch+json": "strategic", "application/apply-patch+yaml": "apply"}
@@ -130,6 +132,9 @@ class Sim:
         self.faults = Faults()
         self.counts = {}
         self.counts_lock = threading.Lock()
+        self.journal = collections.deque(maxlen=JOURNAL_MAX)
+        self.journal_seq = 0
+        self.in_flight = 0  # requests outside /_sim/ being served (journalled when they end)
         self.stop = threading.Event()
         self.dirty_pdb_ns = set()
         self.store.listeners.append(self._on_write)
@@ -267,6 +272,13 @@ class Sim:
             k = "%s %s" % (verb, path)
             self.counts[k] = self.counts.get(k, 0) + 1
 
+    def record(self, entry):
+        """Append one finished request to the journal (GET /_sim/journal)."""
+        with self.counts_lock:
+            self.journal_seq += 1
+            entry["seq"] = self.journal_seq
+            self.journal.append(entry)
+
     def count_report(self):
         with self.counts_lock:
             by_verb, by_path = {}, {}
@@ -402,7 +414,12 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     timeout = 600
     budget = None          # bytes left before a `truncate` fault cuts the response
+    reset_after_budget = False  # `truncate` with `reset`: RST instead of a clean close
     sent_headers = False
+    status_sent = None     # journal: the status line sent, the Status message, list paging
+    status_message = None
+    list_continue = None
+    outcome = None
 
     def version_string(self):
         return self.server_version
@@ -431,11 +448,18 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self):
         self.dispatch("HEAD")
 
+    def send_response(self, code, message=None):
+        self.status_sent = code
+        super().send_response(code, message)
+
     def _out(self, data):
         if self.budget is not None:
             if len(data) >= self.budget:
                 self.wfile.write(data[:self.budget])
                 self.wfile.flush()
+                if self.reset_after_budget:
+                    self.reset_connection()
+                    self.outcome = "reset"
                 raise _Truncated()
             self.budget -= len(data)
         self.wfile.write(data)
@@ -482,6 +506,8 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def send_obj(self, code, obj, ctype="application/json", headers=None):
+        if code >= 300 and isinstance(obj, dict) and obj.get("kind") == "Status":
+            self.status_message = obj.get("message")
         self.send_bytes(code, dumps(obj), ctype, headers)
 
     def send_error_status(self, err):
@@ -537,7 +563,36 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def dispatch(self, method):
+        """One request; every one outside /_sim/ is recorded in the journal when done."""
+        self.status_sent = self.status_message = self.list_continue = self.outcome = None
+        self.fault_text = None
+        t0 = time.time()
+        url = urlsplit(self.path)
+        path = unquote(url.path) or "/"
+        counted = not path.startswith("/_sim")
+        if counted:
+            with self.server.sim.counts_lock:
+                self.server.sim.in_flight += 1
+        try:
+            self._dispatch(method)
+        finally:
+            if counted:
+                outcome = self.outcome
+                if outcome is None:
+                    outcome = "sent" if self.status_sent is not None else "no-response"
+                entry = {"t": t0, "end": time.time(), "method": method, "path": path, "query": url.query,
+                         "status": self.status_sent, "outcome": outcome, "fault": self.fault_text}
+                if self.status_message is not None:
+                    entry["message"] = self.status_message
+                if self.list_continue is not None:
+                    entry["continue"] = self.list_continue
+                self.server.sim.record(entry)
+                with self.server.sim.counts_lock:
+                    self.server.sim.in_flight -= 1
+
+    def _dispatch(self, method):
         self.budget = None
+        self.reset_after_budget = False
         self.sent_headers = False
         sim = self.server.sim
         try:
@@ -562,11 +617,13 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(401, "Unauthorized", "Unauthorized")
             if route_error is not None:
                 raise route_error
-            fault = sim.faults.match(method, verb, path)
+            fault = sim.faults.match(method, verb, path, url.query)
             if fault is not None:
+                self.fault_text = fault.describe()
                 if fault.latency:
                     time.sleep(fault.latency)
-                if fault.reset:
+                if fault.reset and fault.truncate is None:
+                    self.outcome = "reset"
                     return self.reset_connection()
                 if fault.status:
                     hdr = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
@@ -576,6 +633,7 @@ class Handler(BaseHTTPRequestHandler):
                                          headers=hdr)
                 if fault.truncate is not None:
                     self.budget = int(fault.truncate)
+                    self.reset_after_budget = fault.reset
             if route is None:
                 return self.serve_public(path)
             if route.kind == "discovery":
@@ -583,6 +641,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.serve_resource(route, query, body)
         except _Truncated:
             self.close_connection = True
+            if self.outcome is None:
+                self.outcome = "truncated"
         except ApiError as e:
             if self.sent_headers:
                 self.close_connection = True
@@ -593,6 +653,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout, TimeoutError):
             self.close_connection = True
+            self.outcome = "client-gone"
         except Exception as e:
             log("internal error on %s %s:\n%s" % (method, self.path, traceback.format_exc()))
             if self.sent_headers:
@@ -744,6 +805,7 @@ class Handler(BaseHTTPRequestHandler):
                                                    max(0, limit), query.get("continue") or None,
                                                    query.get("resourceVersion"), query.get("resourceVersionMatch"))
         meta = {"resourceVersion": str(rv)}
+        self.list_continue = bool(token)
         if token:
             meta["continue"] = token
             if remaining is not None:
@@ -874,6 +936,15 @@ class Handler(BaseHTTPRequestHandler):
                         sim.counts.clear()
                     return self.send_obj(200, {"ok": True})
                 return self.send_obj(200, sim.count_report())
+            if what == "journal":
+                if method == "DELETE":
+                    with sim.counts_lock:
+                        sim.journal.clear()
+                    return self.send_obj(200, {"ok": True})
+                if method == "GET":
+                    with sim.counts_lock:
+                        items, busy = list(sim.journal), sim.in_flight
+                    return self.send_obj(200, {"items": items, "inFlight": busy})
             if what == "faults":
                 if method == "GET":
                     return self.send_obj(200, {"rules": sim.faults.list(), "fired": sim.faults.fired})

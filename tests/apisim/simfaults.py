@@ -1,13 +1,16 @@
 """Faults on demand: make chosen requests fail the way networks and apiservers do.
 
-A rule matches requests by method, Kubernetes verb and a regular expression
-searched in the path (query string excluded), and applies, in this order:
+A rule matches requests by method, Kubernetes verb, a regular expression
+searched in the path and one searched in the raw query string (`query`, e.g.
+"continue=" for the later pages of a paged list), and applies, in this order:
   latency   seconds to sleep before answering
   status    answer this HTTP code with a Status body (reason/message/retryAfter
             optional; 429 and 5xx get a `Retry-After` header when retryAfter set)
   reset     drop the connection with a TCP reset, no response
   truncate  send the normal response but only its first N body bytes, then
-            close (Content-Length still announces the full body)
+            close (Content-Length still announces the full body); with
+            `reset` as well, the connection is reset after those bytes
+            (a reset in the middle of a response)
 `count` limits a rule to the next N matching requests (then it is removed);
 `fraction` applies it to that share of matching requests (seeded, so runs
 repeat).  Rules are tried in the order they were added; the first one that
@@ -23,7 +26,7 @@ import threading
 _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
             409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
             503: "ServiceUnavailable", 504: "Timeout"}
-_KEYS = {"method", "verb", "path", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
+_KEYS = {"method", "verb", "path", "query", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
          "count", "fraction", "seed"}
 
 
@@ -31,6 +34,7 @@ class Fault:
     """What to do to one request (the outcome of matching)."""
 
     def __init__(self, rule):
+        self.rule_id = rule.get("id")
         self.latency = float(rule.get("latency") or 0)
         self.status = rule.get("status")
         self.reason = rule.get("reason", _REASONS.get(self.status, "") if self.status else "")
@@ -38,6 +42,19 @@ class Fault:
         self.retry_after = rule.get("retryAfter")
         self.reset = bool(rule.get("reset"))
         self.truncate = rule.get("truncate")
+
+    def describe(self):
+        """A short text for the request journal: what was done to the request."""
+        parts = []
+        if self.latency:
+            parts.append("latency=%g" % self.latency)
+        if self.status:
+            parts.append("status=%d" % self.status)
+        if self.truncate is not None:
+            parts.append("truncate=%d" % int(self.truncate))
+        if self.reset:
+            parts.append("reset")
+        return ",".join(parts)
 
 
 class Faults:
@@ -58,11 +75,12 @@ class Faults:
             raise ValueError("a fault rule needs one of latency, status, reset, truncate")
         if rule.get("status") is not None and not (isinstance(rule["status"], int) and 100 <= rule["status"] <= 599):
             raise ValueError("status must be an HTTP code")
-        if rule.get("path"):
-            try:
-                re.compile(rule["path"])
-            except re.error as e:
-                raise ValueError("path is not a regular expression: %s" % e) from None
+        for key in ("path", "query"):
+            if rule.get(key):
+                try:
+                    re.compile(rule[key])
+                except re.error as e:
+                    raise ValueError("%s is not a regular expression: %s" % (key, e)) from None
         if rule.get("fraction") is not None and not (0 <= float(rule["fraction"]) <= 1):
             raise ValueError("fraction must be between 0 and 1")
         if rule.get("count") is not None and (not isinstance(rule["count"], int) or rule["count"] < 1):
@@ -72,6 +90,7 @@ class Faults:
             r["id"] = self.next_id
             self.next_id += 1
             r["_re"] = re.compile(r["path"]) if r.get("path") else None
+            r["_qre"] = re.compile(r["query"]) if r.get("query") else None
             r["_rng"] = random.Random(r.get("seed", r["id"]))
             self.rules.append(r)
         return self.public(r)
@@ -95,7 +114,7 @@ class Faults:
                 n = before - len(self.rules)
             return n
 
-    def match(self, method, verb, path):
+    def match(self, method, verb, path, query=""):
         """The Fault for this request, or None."""
         with self.lock:
             for r in self.rules:
@@ -104,6 +123,8 @@ class Faults:
                 if r.get("verb") and r["verb"] != verb:
                     continue
                 if r["_re"] is not None and not r["_re"].search(path):
+                    continue
+                if r["_qre"] is not None and not r["_qre"].search(query):
                     continue
                 if r.get("fraction") is not None and r["_rng"].random() >= float(r["fraction"]):
                     continue

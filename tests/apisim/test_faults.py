@@ -77,13 +77,56 @@ class Faults(unittest.TestCase):
         conn.close()
         self.assertEqual(len(self.sim.obj("/api/v1/pods")["items"]), 13)
 
+    def test_query_selects_later_pages(self):
+        self.add({"path": "^/api/v1/pods$", "query": "continue=", "status": 410, "reason": "Expired",
+                  "count": 1})
+        first = self.sim.obj("/api/v1/pods?limit=5")
+        self.assertEqual(len(first["items"]), 5)
+        token = first["metadata"]["continue"]
+        code, _, st = self.sim.get("/api/v1/pods?limit=5&continue=" + token)
+        self.assertEqual((code, st["reason"]), (410, "Expired"))
+        self.assertEqual(self.sim.get("/api/v1/pods?limit=5&continue=" + token)[0], 200)
+
+    def test_reset_in_the_middle_of_a_response(self):
+        self.add({"path": "^/api/v1/pods$", "truncate": 100, "reset": True, "count": 1})
+        conn = self.sim.connection()
+        conn.request("GET", "/api/v1/pods")
+        r = conn.getresponse()
+        self.assertEqual(r.status, 200)
+        with self.assertRaises((ConnectionResetError, http.client.IncompleteRead)):
+            r.read()
+        conn.close()
+        self.assertEqual(len(self.sim.obj("/api/v1/pods")["items"]), 13)
+
+    def test_journal_records_every_request_and_what_was_done(self):
+        self.sim.control("DELETE", "journal")
+        self.add({"path": "^/api/v1/nodes$", "status": 503, "count": 1})
+        self.sim.get("/api/v1/nodes")
+        self.sim.get("/api/v1/pods?limit=3")
+        pod = self.sim.obj("/api/v1/namespaces/shop/pods")["items"][0]["metadata"]["name"]
+        self.sim.evict("shop", pod)
+        items = self.sim.control("GET", "journal")["items"]
+        self.assertEqual([(e["method"], e["path"], e["status"]) for e in items[:2]],
+                         [("GET", "/api/v1/nodes", 503), ("GET", "/api/v1/pods", 200)])
+        self.assertEqual((items[0]["fault"], items[0]["outcome"]), ("status=503", "sent"))
+        self.assertEqual((items[1]["query"], items[1]["continue"]), ("limit=3", True))
+        self.assertEqual(items[2]["continue"], False)
+        ev = items[3]
+        self.assertEqual((ev["method"], ev["path"], ev["status"]),
+                         ("POST", "/api/v1/namespaces/shop/pods/%s/eviction" % pod, 201))
+        self.assertEqual([e["seq"] for e in items], sorted(e["seq"] for e in items))
+        self.assertTrue(all(e["end"] >= e["t"] for e in items))
+        self.sim.control("DELETE", "journal")
+        self.assertEqual(self.sim.control("GET", "journal")["items"], [])
+
     def test_control_endpoints_are_never_faulted_and_rules_are_validated(self):
         rule = self.add({"path": ".", "status": 500})
         self.assertEqual(self.sim.get("/api")[0], 500)
         self.assertEqual(self.sim.control("GET", "health")["ok"], True)
         self.sim.control("DELETE", "faults?id=%d" % rule["id"])
         self.assertEqual(self.sim.get("/api")[0], 200)
-        for bad in ({"path": "x"}, {"status": 99}, {"path": "(", "status": 500}, {"latency": 1, "bogus": 1},
+        for bad in ({"path": "x"}, {"status": 99}, {"path": "(", "status": 500}, {"query": "(", "status": 500},
+                    {"latency": 1, "bogus": 1},
                     {"status": 500, "fraction": 2}, {"status": 500, "count": 0}):
             code, _, st = self.sim.request("POST", "/_sim/faults", bad)
             self.assertEqual(code, 400, bad)

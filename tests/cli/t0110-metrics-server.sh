@@ -136,9 +136,26 @@ for path in / /healthz/ /healthz/Other /metrics/ /debug/pprof/; do
   expect_code 404; expect_body '404 page not found\n'
 done
 
-# HTTPS only: plain HTTP gets no HTTP answer
-fetch "http://127.0.0.1:$port/healthz"
-expect_code 000
+# HTTPS only: plain HTTP gets what Go's net/http TLS server answers, and nothing is served
+for m in GET HEAD POST PUT OPTIONS; do
+  fetch -X "$m" "http://127.0.0.1:$port/metrics"
+  expect_code 400
+  [ "$m" = HEAD ] || expect_body 'Client sent an HTTP request to an HTTPS server.\n'
+done
+fetch -k "$url/healthz" # TLS clients are served as before
+expect_code 200; expect_body 'ok'
+# neither TLS nor HTTP: closed without an answer
+checks=$((checks + 1))
+reply=$(python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"\x00\x01garbage\r\n")
+s.settimeout(5)
+try:
+    print(len(s.recv(100)))
+except ConnectionResetError:
+    print(0)' "$port")
+[ "$reply" = 0 ] || fail "garbage got $reply bytes of answer"
 
 # the in-memory certificate: apiserver-loopback-client for localhost/127.0.0.1, one year
 served_cert "$port"
@@ -200,6 +217,43 @@ if grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null; then
   fetch -k "https://[::1]:$port/healthz"
   expect_code 200; expect_body 'ok'
 fi
+
+# the files are re-read when they change, as upstream's dynamic serving certificate: new
+# connections get the new pair within a couple of seconds; a pair that does not load (here a
+# certificate whose key is not there yet) keeps the previous one and says so once
+kill -TERM "$pid"
+wait "$pid"
+cp "$TMP/tls.crt" "$TMP/live.crt"; cp "$TMP/tls.key" "$TMP/live.key"
+serve r --bind-address 127.0.0.1 --tls-cert-file "$TMP/live.crt" --tls-private-key-file "$TMP/live.key" --v 2
+served_cert "$port"
+checks=$((checks + 1))
+grep -q metricsd-test <(openssl x509 -in "$TMP/served.pem" -noout -subject) || fail "not the first pair"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=rotated \
+  -addext 'subjectAltName=DNS:localhost,IP:127.0.0.1' \
+  -keyout "$TMP/rot.key" -out "$TMP/rot.crt" 2>"$TMP/err" || fail "openssl req"
+cp "$TMP/rot.crt" "$TMP/live.crt.new" && mv "$TMP/live.crt.new" "$TMP/live.crt" # key not yet
+sleep 2.5
+served_cert "$port"
+checks=$((checks + 1))
+grep -q metricsd-test <(openssl x509 -in "$TMP/served.pem" -noout -subject) || fail "a half-rotated pair was served"
+checks=$((checks + 1))
+[ "$(grep -c 'Failed to load the changed serving certificate; the previous one is still served' "$TMP/r.err")" = 1 ] ||
+  fail "the failed reload was not said exactly once: $(cat "$TMP/r.err")"
+checks=$((checks + 1))
+grep -q 'tls: private key does not match public key" name="serving-cert::' "$TMP/r.err" || fail "the reason is missing"
+cp "$TMP/rot.key" "$TMP/live.key.new" && mv "$TMP/live.key.new" "$TMP/live.key"
+for _ in $(seq 30); do
+  served_cert "$port"
+  openssl x509 -in "$TMP/served.pem" -noout -subject | grep -q rotated && break
+  sleep 0.2
+done
+checks=$((checks + 1))
+grep -q rotated <(openssl x509 -in "$TMP/served.pem" -noout -subject) || fail "the rotated pair is not served"
+fetch --cacert "$TMP/rot.crt" "https://localhost:$port/healthz"
+expect_code 200; expect_body 'ok'
+checks=$((checks + 1))
+grep -q "\"Loaded a new cert/key pair\" name=\"serving-cert::$TMP/live.crt::$TMP/live.key\"" "$TMP/r.err" ||
+  fail "no reload line: $(cat "$TMP/r.err")"
 
 # SIGTERM: a clean stop
 kill -TERM "$pid"

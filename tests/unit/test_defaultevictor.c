@@ -414,9 +414,15 @@ static void test_pods_without_pdb(void **state) {
   cluster_pod("unlabelled", "n1");
   cluster_pod("any", "n1", .ns = "every");
   cluster_pod("nil", "n1", .ns = "none", .labels = "app=web");
+  /* a PDB whose selector does not convert covers no pod (upstream's PDB lookup skips it) */
+  cluster_item(
+      "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\",\"metadata\":{\"name\":"
+      "\"bad\",\"namespace\":\"bad\"},\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":"
+      "\"app\",\"operator\":\"In\"}]}}}");
+  cluster_pod("bad-pdb", "n1", .ns = "bad", .labels = "app=web");
 
   run(de_policy(NULL));
-  assert_int_equal(R.res.nevictions, 5);
+  assert_int_equal(R.res.nevictions, 6);
   const char *on[] = {"{ignorePodsWithoutPDB: true}",
                       "{podProtections: {extraEnabled: [PodsWithoutPDB]}}"};
   for (size_t i = 0; i < 2; i++) {
@@ -426,6 +432,7 @@ static void test_pods_without_pdb(void **state) {
     assert_kept("ns/unlabelled");
     assert_evicted("every/any"); /* an empty selector covers every pod of its namespace */
     assert_kept("none/nil");     /* a nil selector covers none */
+    assert_kept("bad/bad-pdb");  /* nor does one that does not convert */
     assert_int_equal(R.res.nevictions, 2);
     assert_checks("ns/db",
                   "pod does not have a PodDisruptionBudget and is protected against eviction");
@@ -586,6 +593,10 @@ static void test_label_selector(void **state) {
   /* an empty selector is no constraint */
   run(de_policy("{labelSelector: {}}"));
   assert_int_equal(R.res.nevictions, 3);
+  /* one that does not convert fails the constructor, as upstream's does */
+  assert_policy_error(de_policy("{labelSelector: {matchLabels: {-app: web}}}"),
+                      "key: Invalid value: \"-app\": name part must consist of alphanumeric "
+                      "characters");
 }
 
 static void test_min_replicas(void **state) {
@@ -769,6 +780,10 @@ static void test_namespace_label_selector(void **state) {
   assert_int_equal(R.res.nevictions, 2);
   run(de_policy("{namespaceLabelSelector: {}}"));
   assert_int_equal(R.res.nevictions, 3);
+  assert_policy_error(
+      de_policy("{namespaceLabelSelector: {matchExpressions: [{key: team, operator: Near}]}}"),
+      "unable to convert namespaceLabelSelector to label selector: \"Near\" is not a valid label "
+      "selector operator");
 }
 
 /* The V4 line: one check prints as itself, several as [a, b] in check order; none at V3. */

@@ -197,6 +197,45 @@ static void test_validation_messages(void **state) {
                       "in profile p: only one of Include/Exclude namespaces can be set");
   assert_policy_error(ipa_policy("{topologyKey: zone}", NULL),
                       "strict decoding error: unknown field \"topologyKey\"");
+  /* upstream's validation_test.go case, word for word */
+  assert_policy_error(
+      ipa_policy("{labelSelector: {matchExpressions: [{key: '', operator: In}]}}", NULL),
+      "in profile p: failed to get label selectors from strategy's params: [key: Invalid value: "
+      "\"\": name part must be non-empty; name part must consist of alphanumeric characters, "
+      "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  "
+      "or 'my.name',  or '123-abc', regex used for validation is "
+      "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), values: Invalid value: null: for 'in', "
+      "'notin' operators, values set can't be empty]");
+}
+
+/* A term whose labelSelector does not convert ends the pod's check with "no violation", as
+ * upstream's CheckPodsWithAntiAffinityExist does (an error line names the pod); a valid term
+ * before it still counts, and the other pods are checked as usual. */
+#define AVOID_BAD_THEN_DB                                                                          \
+  "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"       \
+  "\"labelSelector\":{\"matchLabels\":{\"app\":\"-bad\"}},\"topologyKey\":\"zone\"},{"           \
+  "\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":\"zone\"}]}}"
+#define AVOID_DB_THEN_BAD                                                                          \
+  "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"       \
+  "\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":\"zone\"},{"            \
+  "\"labelSelector\":{\"matchLabels\":{\"app\":\"-bad\"}},\"topologyKey\":\"zone\"}]}}"
+static void test_invalid_term_selector(void **state) {
+  (void)state;
+  cluster_begin();
+  cluster_node("a", .labels = HOST("a"));
+  cluster_node("b", .labels = HOST("b"));
+  cluster_pod("db", "a", .labels = DB, .priority = "1000");
+  cluster_pod("bad-first", "a", .labels = WEB, .spec = AVOID_BAD_THEN_DB);
+  cluster_pod("bad-second", "a", .labels = WEB, .spec = AVOID_DB_THEN_BAD);
+  cluster_pod("valid", "a", .labels = WEB, .spec = AVOID("db", "zone", "[]"));
+  sim_run r = run("{}", NULL, 0);
+  assert_evictions(&r, "ns/bad-second", "ns/valid");
+  assert_int_equal(sim_log_count(&r, "\"Unable to convert LabelSelector into Selector\" "
+                                     "err=\"values[0][app]: Invalid value: \\\"-bad\\\": a valid "
+                                     "label must be"),
+                   1);
+  assert_int_equal(sim_log_count(&r, "pod=\"ns/bad-first\""), 1);
+  sim_run_free(&r);
 }
 
 int main(void) {
@@ -210,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_same_name_never_conflicts),
       cmocka_unit_test(test_limits),
       cmocka_unit_test(test_validation_messages),
+      cmocka_unit_test(test_invalid_term_selector),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

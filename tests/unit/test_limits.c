@@ -653,6 +653,32 @@ static void test_not_ready_nodes(void **state) {
   assert_logged("\"Skipping descheduling cycle: requires >=2 nodes\" found=1\n");
 }
 
+/* An eviction request that got no answer (a timeout, a reset) may have been carried out: it
+ * counts against every limit, so evicting other pods instead can never go past one, and the
+ * pod is left alone for the rest of the cycle; it is logged as an error, not as evicted. */
+static void test_unanswered_eviction_counts(void **state) {
+  (void)state;
+  script_sink sink = {0};
+  script(&sink, "a1", SINK_UNKNOWN,
+         "Post \"http://x/api/v1/namespaces/A/pods/a1/eviction\": net/http: request canceled "
+         "(Client.Timeout exceeded while awaiting headers)");
+  run_live(plt_policy("maxNoOfPodsToEvictTotal: 2\n"), six_pods(), &sink, false);
+  /* a1 (unanswered) and a2 make two: the total limit stops the plugin there */
+  assert_string_equal(plan(), "A/a2");
+  assert_int_equal(sink.calls, 2);
+  assert_logged("\"Error evicting pod\" err=\"Post \\\"http://x/api/v1/namespaces/A/pods/a1/eviction"
+                "\\\": net/http: request canceled (Client.Timeout exceeded while awaiting headers) (the "
+                "request may have been carried out: it counts against the eviction limits)\" "
+                "pod=\"A/a1\" reason=\"\"\n");
+  assert_logged("\"Number of evictions/requests\" totalEvicted=1 evictionRequests=0\n");
+  /* per node: a1 uses n1's one eviction, so n1 gives nothing more */
+  script_sink node = {0};
+  script(&node, "a1", SINK_UNKNOWN, "read: connection reset by peer");
+  run_live(plt_policy("maxNoOfPodsToEvictPerNode: 1\n"), six_pods(), &node, false);
+  assert_string_equal(plan(), "A/a3");
+  assert_int_equal(node.calls, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_no_limits, teardown),
@@ -671,6 +697,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_strategy_none_evicts, teardown),
       cmocka_unit_test_teardown(test_api_answers, teardown),
       cmocka_unit_test_teardown(test_api_background_answers, teardown),
+      cmocka_unit_test_teardown(test_unanswered_eviction_counts, teardown),
       cmocka_unit_test_teardown(test_missing_uid, teardown),
       cmocka_unit_test_teardown(test_skip_below_two_nodes, teardown),
       cmocka_unit_test_teardown(test_not_ready_nodes, teardown),

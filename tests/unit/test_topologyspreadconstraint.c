@@ -101,11 +101,22 @@ static void test_validation_messages(void **state) {
   /* the old boolean is gone from the args type: strict decoding rejects it */
   assert_policy_error(tsc_policy("includeSoftConstraints: true", NULL, NULL),
                       "strict decoding error: unknown field \"includeSoftConstraints\"");
-  /* A malformed labelSelector is rejected while decoding (upstream reports the same cause
-   * from validation, as "failed to get label selectors from strategy's params: ..."). */
+  /* a labelSelector that does not convert fails validation with upstream's words, in
+   * check order (after namespaces, before constraints) */
   assert_policy_error(
       tsc_policy("labelSelector: {matchExpressions: [{key: app, operator: Foo}]}", NULL, NULL),
-      "\"Foo\" is not a valid label selector operator");
+      "in profile p: failed to get label selectors from strategy's params: \"Foo\" is not a "
+      "valid label selector operator");
+  assert_policy_error(
+      tsc_policy("namespaces: {include: [a], exclude: [b]}, labelSelector: {matchLabels: {a: "
+                 "-b}}, constraints: [Foo]",
+                 NULL, NULL),
+      "in profile p: [only one of Include/Exclude namespaces can be set, failed to get label "
+      "selectors from strategy's params: values[0][a]: Invalid value: \"-b\": a valid label "
+      "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+      "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+      "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), "
+      "constraint Foo is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]]");
   /* both known kinds are accepted */
   dserr e;
   policy *p = load_policy_text(
@@ -400,6 +411,49 @@ static void test_tail_first_picks_highest_priority(void **state) {
   sim_run_free(&r);
 }
 
+/* `nodeSelector: {}` is a nodeSelector for the sort (upstream tests the Go map for nil): the
+ * high-priority pod carrying an empty one stays at the front, so the next ones go. */
+static void test_empty_node_selector_kept(void **state) {
+  (void)state;
+  begin();
+  add_node("na", "a", NULL, NULL);
+  add_node("nb", "b", NULL, NULL);
+  spread_pod("p-empty", "na", ZONE_HARD, .priority = "1000", .node_selector = "");
+  spread_pod("p-high", "na", ZONE_HARD, .priority = "100");
+  spread_pod("p-low", "na", ZONE_HARD, .priority = "1");
+  spread_pod("p-none", "na", ZONE_HARD);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  assert_int_equal(r.res.nevictions, 2);
+  assert_string_equal(evicted_name(&r, 0), "ns/p-low");
+  assert_string_equal(evicted_name(&r, 1), "ns/p-high");
+  sim_run_free(&r);
+}
+
+/* A constraint whose labelSelector does not convert is skipped with an error line naming the
+ * pod; the pod's other constraints and every other pod still count (upstream logs "cannot
+ * process topology spread constraint" and goes on). */
+#define HOST_BAD_SELECTOR                                                                          \
+  "{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/hostname\",\"whenUnsatisfiable\":"            \
+  "\"DoNotSchedule\",\"labelSelector\":{\"matchExpressions\":[{\"key\":\"app\","                \
+  "\"operator\":\"In\"}]}}"
+static void test_invalid_selector_skips_constraint(void **state) {
+  (void)state;
+  begin();
+  three_zones();
+  add_pods("a", 4, "na", ZONE_HARD);
+  spread_pod("a-bad", "na", HOST_BAD_SELECTOR "," ZONE_HARD);
+  add_pods("b", 1, "nb", ZONE_HARD);
+  sim_run r = sim_run_ok(tsc_policy(NULL, NULL, NULL), cluster_end(), 0);
+  /* the worked example's 3 evictions from zone a: the zone constraint was applied */
+  assert_int_equal(r.res.nevictions, 3);
+  assert_int_equal(sim_log_count(&r, "\"cannot process topology spread constraint\" err=\"values: "
+                                     "Invalid value: null: for 'in', 'notin' operators, values set "
+                                     "can't be empty\" plugin=\"RemovePodsViolatingTopologySpread"
+                                     "Constraint\" ExtensionPoint=\"Balance\" pod=\"ns/a-bad\""),
+                   1);
+  sim_run_free(&r);
+}
+
 /* The domain is stable-reordered so pods that fit a below-average node come last: the
  * highest-priority pod does not fit (10 cpu), so the next one is picked instead. This
  * happens whatever topologyBalanceNodeFit says. */
@@ -523,6 +577,8 @@ int main(void) {
       cmocka_unit_test(test_constraint_dedup),
       cmocka_unit_test(test_tail_first_picks_highest_priority),
       cmocka_unit_test(test_fit_reorder),
+      cmocka_unit_test(test_empty_node_selector_kept),
+      cmocka_unit_test(test_invalid_selector_skips_constraint),
       cmocka_unit_test(test_node_limit_skips_node),
       cmocka_unit_test(test_total_limit_stops),
       cmocka_unit_test(test_pre_eviction_filter_rechecked),
