@@ -15,9 +15,10 @@
 
 /* ---------- helpers ---------- */
 
-static int get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
-                    dserr *err) {
+int kube_get_doc(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                 dserr *err) {
   kube_response r = {0};
+  *status = 0;
   if (kube_request(c, "GET", path, NULL, NULL, &r, err) < 0)
     return -1;
   *status = r.status;
@@ -33,6 +34,20 @@ static int get_json(kube_client *c, const char *path, arena *a, doc_node **root,
   return rc;
 }
 
+int kube_merge_patch(kube_client *c, const char *path, const char *body, dserr *err) {
+  kube_response r = {0};
+  if (kube_request(c, "PATCH", path, "application/merge-patch+json", body, &r, err) < 0)
+    return dserr_prefix(err, "PATCH %s", path);
+  int rc = 0;
+  if (r.status < 200 || r.status >= 300) {
+    char msg[1024], reason[128];
+    kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
+    rc = dserr_set(err, "PATCH %s: HTTP %ld: %s", path, r.status, *msg ? msg : "(no message)");
+  }
+  kube_response_free(&r);
+  return rc;
+}
+
 /* ---------- discovery ---------- */
 
 int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
@@ -41,7 +56,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
   doc_node *root;
   long status;
   int rc = -1;
-  if (get_json(c, "/version", a, &root, &status, err) == 0) {
+  if (kube_get_doc(c, "/version", a, &root, &status, err) == 0) {
     const char *maj = doc_str(doc_get(root, "major")), *min = doc_str(doc_get(root, "minor"));
     const char *gv = doc_str(doc_get(root, "gitVersion"));
     d->server_major = maj ? atoi(maj) : 0;
@@ -51,7 +66,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
     goto out;
   }
   /* the preferred version of the policy group is the Eviction body's apiVersion */
-  if (get_json(c, "/apis", a, &root, &status, err) < 0)
+  if (kube_get_doc(c, "/apis", a, &root, &status, err) < 0)
     goto out;
   const doc_node *groups = doc_get(root, "groups");
   for (size_t i = 0; groups && groups->type == DOC_SEQ && i < groups->n; i++) {
@@ -68,7 +83,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
       }
     }
   }
-  if (get_json(c, "/api/v1", a, &root, &status, err) < 0)
+  if (kube_get_doc(c, "/api/v1", a, &root, &status, err) < 0)
     goto out;
   const doc_node *res = doc_get(root, "resources");
   for (size_t i = 0; res && res->type == DOC_SEQ && i < res->n; i++) {
@@ -85,13 +100,21 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
-                    dserr *err) {
+/* One page's body: hand its items on and return the list's continue token (heap, NULL at the
+ * end) in *token. */
+typedef int (*page_fn)(void *ctx, const char *url, const kube_response *r, char **token,
+                       size_t *count, dserr *err);
+
+/* GETs path page by page (limit/continue, as client-go's pager) and hands each page to fn. */
+static int list_pages(kube_client *c, const char *path, const char *what, int page, page_fn fn,
+                      void *ctx, long *status, dserr *err) {
   char *token = NULL;
   size_t total = 0;
+  if (status)
+    *status = 0;
   do {
     strbuf url = {0};
-    sb_printf(&url, "%s?limit=%d", path, page);
+    sb_printf(&url, "%s%climit=%d", path, strchr(path, '?') ? '&' : '?', page);
     if (token) {
       sb_append(&url, "&continue=");
       kube_path_escape(&url, token);
@@ -100,6 +123,8 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
     }
     kube_response r = {0};
     int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
+    if (rc == 0 && status)
+      *status = r.status;
     if (rc == 0 && r.status != 200) {
       char msg[1024], reason[128];
       kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
@@ -107,7 +132,7 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
     }
     size_t count = 0;
     if (rc == 0)
-      rc = decode_list_page(m, sb_str(&url), r.body, r.len, kind, &token, &count, err);
+      rc = fn(ctx, sb_str(&url), &r, &token, &count, err);
     kube_response_free(&r);
     sb_free(&url);
     if (rc < 0) {
@@ -116,8 +141,60 @@ static int list_all(kube_client *c, model *m, const char *path, const char *kind
     }
     total += count;
   } while (token);
-  LOGV(4, NULL, "Listed objects", LSTR("kind", kind), LUINT("count", total));
+  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", total));
   return 0;
+}
+
+typedef struct {
+  model *m;
+  const char *kind;
+} model_page;
+
+static int page_into_model(void *ctx, const char *url, const kube_response *r, char **token,
+                           size_t *count, dserr *err) {
+  model_page *mp = ctx;
+  return decode_list_page(mp->m, url, r->body, r->len, mp->kind, token, count, err);
+}
+
+static int list_all(kube_client *c, model *m, const char *path, const char *kind, int page,
+                    dserr *err) {
+  model_page mp = {m, kind};
+  return list_pages(c, path, kind, page, page_into_model, &mp, NULL, err);
+}
+
+typedef struct {
+  doc_item_cb cb;
+  void *ctx;
+  size_t count;
+} item_page;
+
+static int count_item(void *ctx, doc_node *item, dserr *err) {
+  item_page *ip = ctx;
+  ip->count++;
+  return ip->cb(ip->ctx, item, err);
+}
+
+static int page_items(void *ctx, const char *url, const kube_response *r, char **token,
+                      size_t *count, dserr *err) {
+  item_page *ip = ctx;
+  arena *hdr = arena_new(4096);
+  doc_node *header = NULL;
+  ip->count = 0;
+  int rc = doc_stream_memory(DOC_FMT_JSON, url, r->body, r->len, count_item, ip, hdr, &header,
+                             err);
+  if (rc == 0) {
+    const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
+    *token = cont && *cont ? strdup(cont) : NULL;
+    *count = ip->count;
+  }
+  arena_free(hdr);
+  return rc < 0 ? -1 : rc;
+}
+
+int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
+                   long *status, dserr *err) {
+  item_page ip = {cb, ctx, 0};
+  return list_pages(c, path, path, page > 0 ? page : 500, page_items, &ip, status, err);
 }
 
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {
@@ -152,7 +229,7 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
   arena *a = arena_new(8192);
   doc_node *root;
   long status;
-  int rc = get_json(c, sb_str(&path), a, &root, &status, err);
+  int rc = kube_get_doc(c, sb_str(&path), a, &root, &status, err);
   if (rc == 0) {
     const doc_node *v = doc_get(root, "value");
     if (!v || v->type != DOC_INT)

@@ -755,3 +755,25 @@ const char *doc_describe(arena *a, const doc_node *node) {
     return node->text ? node->text : "?";
   }
 }
+
+doc_node *doc_copy(arena *a, const doc_node *n) {
+  if (!n)
+    return NULL;
+  doc_node *c = ARENA_NEW(a, doc_node);
+  *c = *n;
+  c->text = n->text ? arena_strdup(a, n->text) : NULL;
+  c->pairs = NULL;
+  c->items = NULL;
+  if (n->type == DOC_MAP && n->n) {
+    c->pairs = ARENA_NEWN(a, doc_pair, n->n);
+    for (size_t i = 0; i < n->n; i++) {
+      c->pairs[i].key = arena_strdup(a, n->pairs[i].key);
+      c->pairs[i].value = doc_copy(a, n->pairs[i].value);
+    }
+  } else if (n->type == DOC_SEQ && n->n) {
+    c->items = ARENA_NEWN(a, doc_node *, n->n);
+    for (size_t i = 0; i < n->n; i++)
+      c->items[i] = doc_copy(a, n->items[i]);
+  }
+  return c;
+}

@@ -78,6 +78,8 @@ doc_node *doc_get(const doc_node *map, const char *key);
 doc_node *doc_path(const doc_node *node, ...);
 /* The string value if node is DOC_STR, else NULL. */
 const char *doc_str(const doc_node *node);
+/* A deep copy of n in a (for keeping an item of a streamed list). NULL for NULL. */
+doc_node *doc_copy(arena *a, const doc_node *n);
 /* Type name for messages: "a string", "a number", "a map", ... */
 const char *doc_type_name(doc_type t);
 /* Short rendering of a scalar for messages ("true", "\"abc\"", "a map"). */
