@@ -1,23 +1,30 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, version; check, verify and `profile render` are planned. */
+ * Subcommands: simulate, version, and the VM rebalancing runbook's check, verify, pause and
+ * resume; `profile render` is planned. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "descheduler - a Kubernetes descheduler for rebalancing KubeVirt virtual machines\n\n"
-          "Usage:\n"
-          "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
-          "                                 run one descheduling cycle on a saved cluster state\n"
-          "  descheduler version            print the version\n"
-          "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
-          "  descheduler check | verify | profile render   (not built yet)\n\n"
-          "Run 'descheduler --help' for the cluster flags, 'descheduler simulate --help' for the\n"
-          "simulate flags.\n");
+  fprintf(
+      out,
+      "descheduler - a Kubernetes descheduler for rebalancing KubeVirt virtual machines\n\n"
+      "Usage:\n"
+      "  descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
+      "                                 run one descheduling cycle on a saved cluster state\n"
+      "  descheduler version            print the version\n"
+      "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
+      "The VM rebalancing runbook, against a cluster (--kubeconfig, else in-cluster config):\n"
+      "  descheduler check              can this installation move VMs without stopping any?\n"
+      "  descheduler verify --vmi NS/NAME --from NODE [--uid UID] [--log FILE]\n"
+      "                                 did the requested move really happen?\n"
+      "  descheduler pause | resume     suspend the descheduler; resume once no migration runs\n"
+      "  descheduler profile render     (not built yet)\n\n"
+      "Run 'descheduler --help' for the cluster flags, 'descheduler COMMAND --help' for a\n"
+      "command's flags.\n");
 }
 
 static int not_built(const char *what) {
@@ -35,8 +42,14 @@ int main(int argc, char **argv) {
       return cmd_simulate(argc, argv);
     if (!strcmp(cmd, "version"))
       return cmd_version(argc, argv);
-    if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
-      return not_built(cmd);
+    if (!strcmp(cmd, "check"))
+      return cmd_check(argc, argv);
+    if (!strcmp(cmd, "verify"))
+      return cmd_verify(argc, argv);
+    if (!strcmp(cmd, "pause"))
+      return cmd_pause(argc, argv);
+    if (!strcmp(cmd, "resume"))
+      return cmd_resume(argc, argv);
     if (!strcmp(cmd, "profile"))
       return not_built("profile render");
     if (!strcmp(cmd, "help")) {

@@ -1,0 +1,24 @@
+/* connect.c - the API client of the runbook commands (check, verify, pause, resume).
+ *
+ * Like upstream's command, they read the kubeconfig named by --kubeconfig only ($KUBECONFIG is
+ * not read), else the in-cluster config; a bad kubeconfig is a configuration error (exit 2). */
+#include "../kube/config.h"
+#include "cli.h"
+
+#include <stdio.h>
+
+kube_client *cli_connect(const char *cmd, const char *kubeconfig, kube_config **cfg) {
+  dserr err;
+  *cfg = NULL;
+  if (kube_config_load(kubeconfig, cfg, &err) < 0) {
+    fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
+    return NULL;
+  }
+  kube_client *c = kube_client_new(*cfg, 0, 0, &err);
+  if (!c) {
+    fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
+    kube_config_free(*cfg);
+    *cfg = NULL;
+  }
+  return c;
+}
