@@ -227,6 +227,28 @@ static void judge_node(const verify_state *st, const verify_target *t, verify_co
     set(c, "node", VERIFY_PASS, "the VMI runs on %s, not on %s", st->node, t->from);
 }
 
+/* "; 2 earlier evacuations from w1 Failed (latest kubevirt-evacuation-x: reason)" or "" */
+static void earlier_failures(const verify_state *st, const verify_target *t,
+                             const verify_migration *m, char *out, size_t cap) {
+  size_t n = 0;
+  const verify_migration *latest = NULL;
+  for (size_t i = 0; i < st->nmigrations; i++) {
+    const verify_migration *o = &st->migrations[i];
+    if (o == m || !is_evacuation_from(o, t->from) || strcmp(o->phase, "Failed"))
+      continue;
+    n++;
+    if (!latest || o->created > latest->created)
+      latest = o;
+  }
+  *out = 0;
+  if (n)
+    snprintf(out, cap,
+             "; %zu earlier evacuation%s from %s Failed (latest %s%s%s): migrations that repeat "
+             "must be stopped (descheduler pause)",
+             n, n == 1 ? "" : "s", t->from, latest->name, *latest->failure_reason ? ": " : "",
+             latest->failure_reason);
+}
+
 static void judge_migration(const verify_state *st, const verify_target *t,
                             const verify_migration *m, verify_condition *c) {
   if (!m) {
@@ -235,6 +257,8 @@ static void judge_migration(const verify_state *st, const verify_target *t,
         t->ns, t->name, t->from, st->nmigrations, st->nmigrations == 1 ? "" : "s");
     return;
   }
+  char failures[400];
+  earlier_failures(st, t, m, failures, sizeof failures);
   if (!strcmp(m->phase, "Succeeded")) {
     if (strcmp(m->source_node, t->from))
       set(c, "migration", VERIFY_FAIL, "%s Succeeded but its source is %s, not %s", m->name,
@@ -244,15 +268,16 @@ static void judge_migration(const verify_state *st, const verify_target *t,
           *m->target_node ? m->target_node : "an unrecorded node",
           st->vmi_found && *st->node ? st->node : "no node");
     else
-      set(c, "migration", VERIFY_PASS, "%s Succeeded: %s -> %s", m->name, m->source_node,
-          m->target_node);
+      set(c, "migration", VERIFY_PASS, "%s Succeeded: %s -> %s%s", m->name, m->source_node,
+          m->target_node, failures);
   } else if (!strcmp(m->phase, "Failed")) {
     set(c, "migration", VERIFY_FAIL,
-        "%s Failed%s%s%s: while the VMI stays marked KubeVirt retries with a new migration",
-        m->name, *m->failure_reason ? " (" : "", m->failure_reason, *m->failure_reason ? ")" : "");
+        "%s Failed%s%s%s: while the VMI stays marked KubeVirt retries with a new migration%s",
+        m->name, *m->failure_reason ? " (" : "", m->failure_reason, *m->failure_reason ? ")" : "",
+        failures);
   } else {
-    set(c, "migration", VERIFY_FAIL, "%s is in phase %s, not finished", m->name,
-        *m->phase ? m->phase : "\"\"");
+    set(c, "migration", VERIFY_FAIL, "%s is in phase %s, not finished%s", m->name,
+        *m->phase ? m->phase : "\"\"", failures);
   }
 }
 
@@ -273,28 +298,33 @@ static void judge_uid(const verify_state *st, const verify_target *t, const veri
     return;
   }
   const verify_pod *p = m ? find_pod(st, m->source_pod) : NULL;
-  const char *role = "source";
+  const char *role = "migration's source";
   if (!p || !*p->created_by) {
     p = m ? find_pod(st, m->target_pod) : NULL;
-    role = "target";
+    role = "migration's target";
   }
+  for (size_t i = 0; (!p || !*p->created_by) && i < st->npods; i++)
+    if (!strcmp(st->pods[i].node, t->from) && *st->pods[i].created_by) {
+      p = &st->pods[i];
+      role = "source node's";
+    }
   if (p && *p->created_by) {
     if (!strcmp(p->created_by, st->uid))
       set(c, "uid", VERIFY_PASS,
-          "%s: the migration's %s launcher %s was made for this same VMI (kubevirt.io/created-by)",
-          st->uid, role, p->name);
+          "%s: the %s launcher %s was made for this same VMI (kubevirt.io/created-by)", st->uid,
+          role, p->name);
     else
       set(c, "uid", VERIFY_FAIL,
-          "the migration's %s launcher %s was made for VMI UID %s, the VMI's UID is now %s: the "
-          "VMI was recreated (the VM restarted)",
+          "the %s launcher %s was made for VMI UID %s, the VMI's UID is now %s: the VMI was "
+          "recreated (the VM restarted)",
           role, p->name, p->created_by, st->uid);
     return;
   }
   set(c, "uid", VERIFY_NOT_CHECKED,
-      "the VMI's UID is %s, but without --uid only the migration's launcher pods record the old "
-      "one and none is left; record it before the move (kubectl get vmi -o "
+      "the VMI's UID is %s, but without --uid only the launcher pods of the migration or on %s "
+      "record the old one and none is left; record it before the move (kubectl get vmi -o "
       "jsonpath='{.metadata.uid}') and pass --uid",
-      st->uid);
+      st->uid, t->from);
 }
 
 static void judge_ready(const verify_state *st, verify_condition *c) {

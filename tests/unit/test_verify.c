@@ -133,8 +133,23 @@ static void test_newest_evacuation_is_judged(void **state) {
   ST.migrations = two;
   ST.nmigrations = 2;
   expect(&T, "migration", VERIFY_PASS, "kubevirt-evacuation-x1 Succeeded");
+  expect(&T, "migration", VERIFY_PASS,
+         "; 1 earlier evacuation from w1 Failed (latest kubevirt-evacuation-old): migrations that "
+         "repeat must be stopped");
   two[0].created = MIG.created + 60; /* the failed one is newer */
   expect(&T, "migration", VERIFY_FAIL, "kubevirt-evacuation-old Failed");
+  /* KubeVirt's retry after a failure waits, Pending */
+  two[0].created = MIG.created - 60;
+  two[0].failure_reason = "target pod was unschedulable for too long";
+  two[1].phase = "Pending";
+  two[1].source_node = two[1].target_node = two[1].source_pod = two[1].target_pod = "";
+  ST.node = "w1";
+  expect(&T, "migration", VERIFY_FAIL,
+         "kubevirt-evacuation-x1 is in phase Pending, not finished; 1 earlier evacuation from w1 "
+         "Failed (latest kubevirt-evacuation-old: target pod was unschedulable for too long)");
+  /* the migration names no launcher yet: the one on the source node is the evidence */
+  PODS[0].phase = "Running";
+  expect(&T, "uid", VERIFY_PASS, "the source node's launcher virt-launcher-vm-a-old");
 }
 
 static void test_uid(void **state) {
