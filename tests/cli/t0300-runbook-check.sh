@@ -155,4 +155,8 @@ expect_status 2
 run check --help
 expect_status 0
 expect_out 'Usage: descheduler check'
+# the operator profiles' renderer is still missing, and says so
+run profile render
+expect_status 2
+expect_err 'descheduler: profile render is not built yet in this version'
 echo "t0300: $checks checks"
