@@ -996,14 +996,7 @@ typedef struct {
 static int keep_item(void *ctx, doc_node *item, dserr *err) {
   (void)err;
   doc_vec *v = ctx;
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 8;
-    doc_node **items = ARENA_NEWN(v->mem, doc_node *, cap);
-    if (v->n)
-      memcpy(items, v->items, v->n * sizeof *items);
-    v->items = items;
-    v->cap = cap;
-  }
+  v->items = arena_grow(v->mem, v->items, v->n, &v->cap, sizeof *v->items);
   v->items[v->n++] = doc_copy(v->mem, item);
   return 0;
 }

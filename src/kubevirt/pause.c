@@ -47,22 +47,11 @@ typedef struct {
   size_t cap;
 } read_ctx;
 
-static void *grow(arena *a, void *items, size_t n, size_t *cap, size_t size) {
-  if (n < *cap)
-    return items;
-  size_t ncap = *cap ? *cap * 2 : 8;
-  void *p = arena_alloc(a, ncap * size);
-  if (n)
-    memcpy(p, items, n * size);
-  *cap = ncap;
-  return p;
-}
-
 static int keep_workload(void *ctx, doc_node *o, dserr *err) {
   (void)err;
   read_ctx *rc = ctx;
   pause_state *st = rc->st;
-  st->workloads = grow(st->mem, st->workloads, st->nworkloads, &rc->cap, sizeof *st->workloads);
+  st->workloads = arena_grow(st->mem, st->workloads, st->nworkloads, &rc->cap, sizeof *st->workloads);
   pause_workload_from_doc(st->mem, o, rc->kind, &st->workloads[st->nworkloads++]);
   return 0;
 }
@@ -71,7 +60,7 @@ static int keep_migration(void *ctx, doc_node *o, dserr *err) {
   (void)err;
   read_ctx *rc = ctx;
   pause_state *st = rc->st;
-  st->migrations = grow(st->mem, st->migrations, st->nmigrations, &rc->cap, sizeof *st->migrations);
+  st->migrations = arena_grow(st->mem, st->migrations, st->nmigrations, &rc->cap, sizeof *st->migrations);
   pause_migration_from_doc(st->mem, o, &st->migrations[st->nmigrations++]);
   return 0;
 }

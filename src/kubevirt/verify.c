@@ -37,17 +37,6 @@ typedef struct {
   size_t cap;
 } collect_ctx;
 
-static void *grow(arena *a, void *items, size_t n, size_t *cap, size_t size) {
-  if (n < *cap)
-    return items;
-  size_t ncap = *cap ? *cap * 2 : 8;
-  void *p = arena_alloc(a, ncap * size);
-  if (n)
-    memcpy(p, items, n * size);
-  *cap = ncap;
-  return p;
-}
-
 static int keep_migration(void *ctx, doc_node *o, dserr *err) {
   (void)err;
   collect_ctx *cc = ctx;
@@ -55,7 +44,7 @@ static int keep_migration(void *ctx, doc_node *o, dserr *err) {
   const char *vmi = doc_str(doc_path(o, "spec", "vmiName", NULL));
   if (!vmi || strcmp(vmi, cc->vmi))
     return 0;
-  st->migrations = grow(st->mem, st->migrations, st->nmigrations, &cc->cap, sizeof *st->migrations);
+  st->migrations = arena_grow(st->mem, st->migrations, st->nmigrations, &cc->cap, sizeof *st->migrations);
   verify_migration *m = &st->migrations[st->nmigrations++];
   arena *a = st->mem;
   const doc_node *ms = doc_path(o, "status", "migrationState", NULL);
@@ -81,7 +70,7 @@ static int keep_launcher(void *ctx, doc_node *o, dserr *err) {
   const char *domain = doc_str(doc_path(o, "metadata", "annotations", "kubevirt.io/domain", NULL));
   if (!domain || strcmp(domain, cc->vmi))
     return 0;
-  st->pods = grow(st->mem, st->pods, st->npods, &cc->cap, sizeof *st->pods);
+  st->pods = arena_grow(st->mem, st->pods, st->npods, &cc->cap, sizeof *st->pods);
   verify_pod *p = &st->pods[st->npods++];
   arena *a = st->mem;
   p->name = dup_str(a, doc_path(o, "metadata", "name", NULL));
@@ -418,26 +407,6 @@ static int digits(const char *s, int n) {
   return v;
 }
 
-/* days since 1970-01-01 of a civil date (proleptic Gregorian) */
-static int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-static int year_of(int64_t sec) {
-  int64_t days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
-  int y = 1970;
-  while (days_from_civil(y + 1, 1, 1) <= days)
-    y++;
-  while (days_from_civil(y, 1, 1) > days)
-    y--;
-  return y;
-}
-
 /* `I1201 10:48:54.123456 ...`: the time (seconds and microseconds), with the year inferred */
 static bool klog_time(const char *line, size_t len, int64_t ref, int64_t *sec, int32_t *usec) {
   if (len < 22 || !strchr("IWEF", line[0]) || line[5] != ' ' || line[8] != ':' || line[11] != ':' ||
@@ -448,10 +417,10 @@ static bool klog_time(const char *line, size_t len, int64_t ref, int64_t *sec, i
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 ||
       s > 60 || us < 0)
     return false;
-  int y = year_of(ref);
-  int64_t t = (days_from_civil(y, mo, d) * 24 + h) * 3600 + mi * 60 + s;
+  int64_t y = time_year(ref);
+  int64_t t = time_from_civil(y, mo, d, h, mi, s);
   if (t - ref > 183 * 86400) /* a December line for a January migration */
-    t = (days_from_civil(y - 1, mo, d) * 24 + h) * 3600 + mi * 60 + s;
+    t = time_from_civil(y - 1, mo, d, h, mi, s);
   *sec = t;
   *usec = us;
   return true;
