@@ -93,4 +93,4 @@ expect_status 1
 expect_err 'descheduler pause: no CronJob or Deployment labelled app.kubernetes.io/name=descheduler in namespace vms'
 run pause --kubeconfig "$TMP/nope"
 expect_status 2
-echo "t0302: $checks checks"
+echo "t0602: $checks checks"

@@ -128,4 +128,4 @@ run verify --kubeconfig "$SIM_KC" --vmi vms/vm-alpha --from worker-a --timeout 1
 expect_status 2
 run verify --kubeconfig "$TMP/nope" --vmi vms/vm-alpha --from worker-a
 expect_status 2
-echo "t0301: $checks checks"
+echo "t0601: $checks checks"

@@ -159,4 +159,4 @@ expect_out 'Usage: descheduler check'
 run profile render
 expect_status 2
 expect_err 'descheduler: profile render is not built yet in this version'
-echo "t0300: $checks checks"
+echo "t0600: $checks checks"

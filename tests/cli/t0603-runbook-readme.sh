@@ -55,4 +55,4 @@ expect_err 'waiting: '
 expect_out 'Paused CronJob descheduler/descheduler: spec.suspend true'
 expect_out 'No migration is running'
 expect_out 'Resumed CronJob descheduler/descheduler: spec.suspend false'
-echo "t0303: $checks checks"
+echo "t0603: $checks checks"
