@@ -21,5 +21,16 @@ int cmd_profile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* the soft-tainter: PreferNoSchedule taints from actual utilization */
 int cmd_softtaint(int argc, char **argv);
+/* the runbook's commands (check.c, verify.c, pause.c) */
+int cmd_check(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+
+/* The client of a runbook command from --kubeconfig (NULL or "": in-cluster config). On
+ * failure prints `descheduler <cmd>: <why>` and returns NULL (exit EXIT_CONFIG). The caller
+ * frees both with kube_client_free and kube_config_free. */
+#include "../kube/client.h"
+kube_client *cli_connect(const char *cmd, const char *kubeconfig, kube_config **cfg);
 
 #endif

@@ -40,11 +40,8 @@ int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **p
 void flags_usage(FILE *out, const flag_def *defs);
 const flag_def *flags_find(const flag_def *defs, const char *name);
 
-/* Feature gates (--feature-gates K=V,...): EvictionsInBackground (alpha, off), AllAlpha,
- * AllBeta. Unknown keys give upstream's `unrecognized feature gate: <k>`. */
-typedef struct {
-  bool evictions_in_background;
-} feature_gates;
-int feature_gates_parse(const char *text, feature_gates *out, dserr *err);
+/* --feature-gates: feature_gates_parse (policy/featuregates.h, shared with `check`, which reads
+ * a workload's arguments). */
+#include "../policy/featuregates.h"
 
 #endif

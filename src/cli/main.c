@@ -1,7 +1,8 @@
 /* main.c - the `descheduler` command: subcommand dispatch.
  *
  * With no subcommand (only flags) the program is upstream's descheduler against a cluster.
- * Subcommands: simulate, explain, version, `profile render`, soft-taint; check and verify are planned. */
+ * Subcommands: simulate, explain, version, `profile render`, soft-taint, and the VM rebalancing
+ * runbook's check, verify, pause and resume. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -24,17 +25,13 @@ static void usage(FILE *out) {
           "  descheduler [flags]            run against a cluster, as upstream's descheduler\n"
           "  descheduler --kubedescheduler FILE | --kubedescheduler-ref NS/NAME [flags]\n"
           "                                 run against a cluster with the policy a CR renders\n"
-          "  descheduler check | verify     (not built yet)\n\n"
-          "Run 'descheduler --help' for the cluster flags, 'descheduler simulate --help' for the\n"
-          "simulate flags.\n");
-}
-
-static int not_built(const char *what) {
-  fprintf(stderr,
-          "descheduler: %s is not built yet in this version; `descheduler simulate` runs the "
-          "same cycle on a saved cluster state\n",
-          what);
-  return EXIT_CONFIG;
+          "The VM rebalancing runbook, against a cluster (--kubeconfig, else in-cluster config):\n"
+          "  descheduler check              can this installation move VMs without stopping any?\n"
+          "  descheduler verify --vmi NS/NAME --from NODE [--uid UID] [--log FILE]\n"
+          "                                 did the requested move really happen?\n"
+          "  descheduler pause | resume     suspend the descheduler; resume once no migration runs\n\n"
+          "Run 'descheduler --help' for the cluster flags, 'descheduler COMMAND --help' for a\n"
+          "command's flags.\n");
 }
 
 int main(int argc, char **argv) {
@@ -48,8 +45,14 @@ int main(int argc, char **argv) {
       return cmd_version(argc, argv);
     if (!strcmp(cmd, "soft-taint"))
       return cmd_softtaint(argc, argv);
-    if (!strcmp(cmd, "check") || !strcmp(cmd, "verify"))
-      return not_built(cmd);
+    if (!strcmp(cmd, "check"))
+      return cmd_check(argc, argv);
+    if (!strcmp(cmd, "verify"))
+      return cmd_verify(argc, argv);
+    if (!strcmp(cmd, "pause"))
+      return cmd_pause(argc, argv);
+    if (!strcmp(cmd, "resume"))
+      return cmd_resume(argc, argv);
     if (!strcmp(cmd, "profile"))
       return cmd_profile(argc, argv);
     if (!strcmp(cmd, "help")) {

@@ -16,8 +16,8 @@
 
 /* ---------- helpers ---------- */
 
-int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
-                  dserr *err) {
+int kube_get_doc(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                 dserr *err) {
   kube_response r = {0};
   *status = 0;
   if (kube_request(c, "GET", path, NULL, NULL, &r, err) < 0)
@@ -35,6 +35,20 @@ int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, l
   return rc;
 }
 
+int kube_merge_patch(kube_client *c, const char *path, const char *body, dserr *err) {
+  kube_response r = {0};
+  if (kube_request(c, "PATCH", path, "application/merge-patch+json", body, &r, err) < 0)
+    return dserr_prefix(err, "PATCH %s", path);
+  int rc = 0;
+  if (r.status < 200 || r.status >= 300) {
+    char msg[1024], reason[128];
+    kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
+    rc = dserr_set(err, "PATCH %s: HTTP %ld: %s", path, r.status, *msg ? msg : "(no message)");
+  }
+  kube_response_free(&r);
+  return rc;
+}
+
 /* ---------- discovery ---------- */
 
 int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
@@ -43,7 +57,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
   doc_node *root;
   long status;
   int rc = -1;
-  if (kube_get_json(c, "/version", a, &root, &status, err) == 0) {
+  if (kube_get_doc(c, "/version", a, &root, &status, err) == 0) {
     const char *maj = doc_str(doc_get(root, "major")), *min = doc_str(doc_get(root, "minor"));
     const char *gv = doc_str(doc_get(root, "gitVersion"));
     d->server_major = maj ? atoi(maj) : 0;
@@ -53,7 +67,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
     goto out;
   }
   /* the preferred version of the policy group is the Eviction body's apiVersion */
-  if (kube_get_json(c, "/apis", a, &root, &status, err) < 0)
+  if (kube_get_doc(c, "/apis", a, &root, &status, err) < 0)
     goto out;
   const doc_node *groups = doc_get(root, "groups");
   for (size_t i = 0; groups && groups->type == DOC_SEQ && i < groups->n; i++) {
@@ -70,7 +84,7 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
       }
     }
   }
-  if (kube_get_json(c, "/api/v1", a, &root, &status, err) < 0)
+  if (kube_get_doc(c, "/api/v1", a, &root, &status, err) < 0)
     goto out;
   const doc_node *res = doc_get(root, "resources");
   for (size_t i = 0; res && res->type == DOC_SEQ && i < res->n; i++) {
@@ -87,24 +101,24 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-/* One object of a page could not be decoded: it is left out of this cycle (the rest of the
- * cluster is still read), said on an error line and counted. */
-static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
-  (void)ctx;
-  LOGE(NULL, "Skipping an object that cannot be decoded; the cycle goes on without it", why,
-       LSTR("kind", kind), LSTR("object", object));
-  metrics_objects_skipped(kind);
-}
+/* One page's body: hand its items on and return the list's continue token (heap, NULL at the
+ * end) in *token. */
+typedef int (*page_fn)(void *ctx, const char *url, const kube_response *r, char **token,
+                       size_t *count, dserr *err);
 
-int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
-                  dserr *err) {
+/* GETs path page by page (limit/continue, as client-go's pager) and hands each page to fn.
+ * A 410 on a later page (the continue token expired) returns KUBE_READ_EXPIRED. */
+static int list_pages(kube_client *c, const char *path, const char *what, int page, page_fn fn,
+                      void *ctx, long *status, dserr *err) {
   char *token = NULL;
   size_t total = 0;
   bool expired = false;
+  if (status)
+    *status = 0;
   do {
     strbuf url = {0};
-    sb_printf(&url, "%s?limit=%d", path, page);
-    bool token_used = token != NULL;
+    sb_printf(&url, "%s%climit=%d", path, strchr(path, '?') ? '&' : '?', page);
+    bool later_page = token != NULL;
     if (token) {
       sb_append(&url, "&continue=");
       kube_path_escape(&url, token);
@@ -112,8 +126,9 @@ int kube_list_into(kube_client *c, model *m, const char *path, const char *kind,
       token = NULL;
     }
     kube_response r = {0};
-    bool later_page = token_used;
     int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
+    if (rc == 0 && status)
+      *status = r.status;
     if (rc == 0 && r.status != 200) {
       char msg[1024], reason[128];
       kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
@@ -122,8 +137,7 @@ int kube_list_into(kube_client *c, model *m, const char *path, const char *kind,
     }
     size_t count = 0;
     if (rc == 0)
-      rc = decode_list_page_skipping(m, sb_str(&url), r.body, r.len, kind, skip_object, NULL,
-                                     &token, &count, err);
+      rc = fn(ctx, sb_str(&url), &r, &token, &count, err);
     kube_response_free(&r);
     sb_free(&url);
     if (rc < 0) {
@@ -133,8 +147,70 @@ int kube_list_into(kube_client *c, model *m, const char *path, const char *kind,
     }
     total += count;
   } while (token);
-  LOGV(4, NULL, "Listed objects", LSTR("kind", kind), LUINT("count", total));
+  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", total));
   return 0;
+}
+
+/* One object of a page could not be decoded: it is left out of this cycle (the rest of the
+ * cluster is still read), said on an error line and counted. */
+static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
+  (void)ctx;
+  LOGE(NULL, "Skipping an object that cannot be decoded; the cycle goes on without it", why,
+       LSTR("kind", kind), LSTR("object", object));
+  metrics_objects_skipped(kind);
+}
+
+typedef struct {
+  model *m;
+  const char *kind;
+} model_page;
+
+static int page_into_model(void *ctx, const char *url, const kube_response *r, char **token,
+                           size_t *count, dserr *err) {
+  model_page *mp = ctx;
+  return decode_list_page_skipping(mp->m, url, r->body, r->len, mp->kind, skip_object, NULL,
+                                   token, count, err);
+}
+
+int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                   dserr *err) {
+  model_page mp = {m, kind};
+  return list_pages(c, path, kind, page, page_into_model, &mp, NULL, err);
+}
+
+typedef struct {
+  doc_item_cb cb;
+  void *ctx;
+  size_t count;
+} item_page;
+
+static int count_item(void *ctx, doc_node *item, dserr *err) {
+  item_page *ip = ctx;
+  ip->count++;
+  return ip->cb(ip->ctx, item, err);
+}
+
+static int page_items(void *ctx, const char *url, const kube_response *r, char **token,
+                      size_t *count, dserr *err) {
+  item_page *ip = ctx;
+  arena *hdr = arena_new(4096);
+  doc_node *header = NULL;
+  ip->count = 0;
+  int rc = doc_stream_memory(DOC_FMT_JSON, url, r->body, r->len, count_item, ip, hdr, &header,
+                             err);
+  if (rc == 0) {
+    const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
+    *token = cont && *cont ? strdup(cont) : NULL;
+    *count = ip->count;
+  }
+  arena_free(hdr);
+  return rc < 0 ? -1 : rc;
+}
+
+int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
+                   long *status, dserr *err) {
+  item_page ip = {cb, ctx, 0};
+  return list_pages(c, path, path, page > 0 ? page : 500, page_items, &ip, status, err);
 }
 
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {
@@ -170,7 +246,7 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
   arena *a = arena_new(8192);
   doc_node *root;
   long status;
-  int rc = kube_get_json(c, sb_str(&path), a, &root, &status, err);
+  int rc = kube_get_doc(c, sb_str(&path), a, &root, &status, err);
   if (rc == 0) {
     const doc_node *v = doc_get(root, "value");
     if (!v || v->type != DOC_INT)

@@ -3,12 +3,15 @@
  * Discovery (the Eviction API's group version, KubeVirt's presence, the server version),
  * paged LISTs of every kind the decisions need into the model (the same decode code as
  * `simulate`), the live eviction sink (policy/v1 Eviction, upstream's annotations, events),
- * and a PriorityClass lookup for the policy's priorityThreshold.name. */
+ * a PriorityClass lookup for the policy's priorityThreshold.name, and plain GET / list / merge
+ * patch of single objects for the runbook commands (check, verify, pause), which read objects
+ * the model does not keep and decode them themselves. */
 #ifndef DS_KUBE_CLUSTER_H
 #define DS_KUBE_CLUSTER_H
 
 #include "../framework/framework.h"
 #include "../model/model.h"
+#include "../util/doc.h"
 #include "client.h"
 
 #include <signal.h>
@@ -34,14 +37,27 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
  * from the start is what client-go's pager does (a full list). */
 #define KUBE_READ_EXPIRED (-2)
 
-/* GET path and parse the JSON body into a (200), else -1 with err (`GET <path>: HTTP <status>:
- * <message>`); *status is the HTTP status, 0 after a transport failure. */
-int kube_get_json(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
-                  dserr *err);
-
 /* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                    dserr *err);
+
+/* ---------- single objects and small lists, for check, verify and pause ---------- */
+
+/* GETs path and parses the JSON body into a tree in a. 0 on HTTP 200; otherwise -1 with err
+ * (`GET <path>: HTTP 404: <server message>`, or the transport failure) and *status the HTTP
+ * status (0 when no response came), so callers can tell a missing object (404) apart. */
+int kube_get_doc(kube_client *c, const char *path, arena *a, doc_node **root, long *status,
+                 dserr *err);
+
+/* Lists a collection page by page (limit=`page`, 500 when <= 0, and continue, as client-go's
+ * pager) and calls cb for every item, one at a time, with the item's tree in a scratch arena
+ * (copy what you keep). path may carry a query ("...?labelSelector=a%3Db"). A failure is -1
+ * with err and *status as for kube_get_doc (404: the resource is not served). */
+int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
+                   long *status, dserr *err);
+
+/* Sends a JSON merge patch (RFC 7386) to path. 0 on 2xx; else -1 with the server's message. */
+int kube_merge_patch(kube_client *c, const char *path, const char *body, dserr *err);
 
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);

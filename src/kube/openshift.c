@@ -13,7 +13,7 @@
 static int get_object(kube_client *c, const char *path, arena *a, doc_node **obj, long *status,
                       dserr *err) {
   *obj = NULL;
-  if (kube_get_json(c, path, a, obj, status, err) == 0)
+  if (kube_get_doc(c, path, a, obj, status, err) == 0)
     return 0;
   *obj = NULL;
   return *status == 404 ? 0 : -1;

@@ -15,6 +15,7 @@
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 #include "common.h"
+#include "defaultevictor.h"
 #include "registry.h"
 
 #include <stdio.h>
@@ -291,7 +292,7 @@ static bool storage_class_protected(const de_args *a, const char *sc) {
 }
 
 /* PodsWithPVC: any PVC volume, or with protectedStorageClasses only claims of those classes */
-static void check_pvc(plugin_handle *h, const de_args *a, const pod *p, strbuf *fails, int *n) {
+static void check_pvc(const model *m, const de_args *a, const pod *p, strbuf *fails, int *n) {
   if (!p->npvc)
     return;
   if (!a->pod_protections.protected_storage_classes.n) {
@@ -300,7 +301,7 @@ static void check_pvc(plugin_handle *h, const de_args *a, const pod *p, strbuf *
   }
   char buf[512];
   for (size_t i = 0; i < p->npvc; i++) {
-    const pvc_obj *c = model_find_pvc(h->m, p->ns, p->pvc_claims[i]);
+    const pvc_obj *c = model_find_pvc(m, p->ns, p->pvc_claims[i]);
     if (!c) {
       snprintf(buf, sizeof buf,
                "failed to get persistent volume claim \"%s\"/\"%s\": persistentvolumeclaim \"%s\" "
@@ -368,7 +369,7 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
   if ((a->protections & PROT_DAEMONSET) && pod_owner_of_kind(p, "DaemonSet"))
     add_error(&fails, &n, "daemonset pods are protected against eviction");
   if (a->protections & PROT_PVC)
-    check_pvc(h, a, p, &fails, &n);
+    check_pvc(h->m, a, p, &fails, &n);
   if ((a->protections & PROT_WITHOUT_PDB) && !covered_by_pdb(h, p))
     add_error(&fails, &n,
               "pod does not have a PodDisruptionBudget and is protected against eviction");
@@ -473,3 +474,40 @@ const plugin_desc plugin_default_evictor = {
     .filter = de_filter,
     .pre_eviction_filter = de_pre_eviction_filter,
 };
+
+/* ---------- for `check` ---------- */
+
+static const de_args *profile_args(const profile *pr) {
+  const plugin_config *pc = profile_config(pr, "DefaultEvictor");
+  return pc && pc->args ? pc->args : NULL;
+}
+
+bool defaultevictor_protections_of(const profile *pr, defaultevictor_protections *out) {
+  memset(out, 0, sizeof *out);
+  const de_args *a = profile_args(pr);
+  if (!a)
+    return false;
+  out->local_storage = a->protections & PROT_LOCAL_STORAGE;
+  out->pvc = a->protections & PROT_PVC;
+  out->by_protections = a->pod_protections.default_disabled.n || a->pod_protections.extra_enabled.n;
+  out->label_selector = a->label_selector && !selector_is_empty(a->label_selector)
+                            ? a->label_selector
+                            : NULL;
+  return true;
+}
+
+bool defaultevictor_pvc_protects(const profile *pr, const model *m, const pod *p, char *why,
+                                 size_t cap) {
+  const de_args *a = profile_args(pr);
+  if (why && cap)
+    *why = 0;
+  if (!a || !(a->protections & PROT_PVC))
+    return false;
+  strbuf fails = {0};
+  int n = 0;
+  check_pvc(m, a, p, &fails, &n);
+  if (n && why)
+    snprintf(why, cap, "%s", sb_str(&fails));
+  sb_free(&fails);
+  return n > 0;
+}

@@ -225,6 +225,19 @@ bool vmsafety_records_moves(const policy *pol) {
   return false;
 }
 
+bool vmsafety_requires_live_migration(const profile *pr) {
+  const plugin_config *pc = profile_config(pr, "VMSafety");
+  return pc && pc->args && on(((const vs_args *)pc->args)->require_live_migration);
+}
+
+void vmsafety_set_require_live_migration(policy *pol, bool value) {
+  for (size_t i = 0; i < pol->nprofiles; i++) {
+    plugin_config *pc = profile_config(&pol->profiles[i], "VMSafety");
+    if (pc && pc->args)
+      ((vs_args *)pc->args)->require_live_migration = (opt_bool){true, value};
+  }
+}
+
 const plugin_desc plugin_vm_safety = {
     .name = "VMSafety",
     .points = PLUGIN_EVICTOR,

@@ -129,7 +129,7 @@ static int patch_node(softtainter *st, const char *name, const wanted *w, dserr 
     strbuf list = {0}, body = {0};
     bool changed, added[2], removed[2], retry = false;
     size_t kept;
-    if (kube_get_json(st->api, sb_str(&path), a, &root, &status, err) < 0)
+    if (kube_get_doc(st->api, sb_str(&path), a, &root, &status, err) < 0)
       goto next;
     const char *rv = doc_str(doc_path(root, "metadata", "resourceVersion", NULL));
     const doc_node *taints = doc_path(root, "spec", "taints", NULL);

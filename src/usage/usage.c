@@ -234,7 +234,7 @@ static char *secret_token(usage_prom *u, kube_client *api, bool *gone) {
   long status = 0;
   dserr err;
   char *token = NULL;
-  if (kube_get_json(api, sb_str(&path), a, &root, &status, &err) < 0) {
+  if (kube_get_doc(api, sb_str(&path), a, &root, &status, &err) < 0) {
     *gone = status == 404;
     LOGE(NULL, "unable to get the Prometheus authentication secret", err.msg,
          LSTR("secret", sb_str(&path) + strlen("/api/v1/namespaces/")));

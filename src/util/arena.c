@@ -98,3 +98,14 @@ char *arena_strndup(arena *a, const char *s, size_t len) {
 char *arena_strdup(arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
 size_t arena_used(const arena *a) { return a->total; }
+
+void *arena_grow(arena *a, void *items, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return items;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  void *p = arena_alloc(a, ncap * size);
+  if (n)
+    memcpy(p, items, n * size);
+  *cap = ncap;
+  return p;
+}

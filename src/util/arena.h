@@ -21,6 +21,9 @@ void *arena_alloc(arena *a, size_t size);
 /* Copies (s, len) plus a terminating NUL into the arena. */
 char *arena_strndup(arena *a, const char *s, size_t len);
 char *arena_strdup(arena *a, const char *s);
+/* For a vector of n items of `size` bytes with room for *cap in a: the same vector when there
+ * is room for one more, else a copy with twice the room (*cap updated; 8 when empty). */
+void *arena_grow(arena *a, void *items, size_t n, size_t *cap, size_t size);
 /* Bytes handed out so far (for benchmarks and tests). */
 size_t arena_used(const arena *a);
 

@@ -84,22 +84,39 @@ bad:
   return dserr_set(err, "invalid time \"%s\": expected RFC 3339, e.g. 2026-01-02T15:04:05Z", text);
 }
 
-void time_format_rfc3339(strbuf *sb, int64_t sec) {
+/* the UTC calendar date and time of day of sec (Howard Hinnant's civil_from_days) */
+typedef struct {
+  int64_t y, m, d, rem;
+} civil;
+
+static civil civil_of(int64_t sec) {
   int64_t days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
-  int64_t rem = sec - days * 86400;
-  /* civil_from_days */
+  civil c;
+  c.rem = sec - days * 86400;
   int64_t z = days + 719468;
   int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   int64_t doe = z - era * 146097;
   int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400;
+  c.y = yoe + era * 400;
   int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp + (mp < 10 ? 3 : -9);
-  y += m <= 2;
-  sb_printf(sb, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", (long long)y, (long long)m,
-            (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60));
+  c.d = doy - (153 * mp + 2) / 5 + 1;
+  c.m = mp + (mp < 10 ? 3 : -9);
+  c.y += c.m <= 2;
+  return c;
+}
+
+void time_format_rfc3339(strbuf *sb, int64_t sec) {
+  civil c = civil_of(sec);
+  sb_printf(sb, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", (long long)c.y, (long long)c.m,
+            (long long)c.d, (long long)(c.rem / 3600), (long long)(c.rem / 60 % 60),
+            (long long)(c.rem % 60));
+}
+
+int64_t time_year(int64_t sec) { return civil_of(sec).y; }
+
+int64_t time_from_civil(int64_t y, int month, int day, int h, int mi, int s) {
+  return days_from_civil(y, month, day) * 86400 + h * 3600 + mi * 60 + s;
 }
 
 void time_format_micro_now(char *buf, size_t cap) {

@@ -16,6 +16,10 @@
 int time_parse_rfc3339(const char *text, int64_t *sec, int32_t *nsec, dserr *err);
 /* Formats UTC seconds as "2006-01-02T15:04:05Z". */
 void time_format_rfc3339(strbuf *sb, int64_t sec);
+/* The UTC year of sec. */
+int64_t time_year(int64_t sec);
+/* Seconds since the epoch of a UTC date and time (proleptic Gregorian; no range checks). */
+int64_t time_from_civil(int64_t y, int month, int day, int h, int mi, int s);
 /* The current time as Kubernetes' MicroTime: "2006-01-02T15:04:05.000000Z". */
 void time_format_micro_now(char *buf, size_t cap);
 /* Parses a Go duration ("1h2m3.5s", "300ms", "0") into nanoseconds. */
