@@ -4,7 +4,8 @@
  * Item by item, in the order an administrator installs things:
  *   configmap, policy          the labelled ConfigMap and the DeschedulerPolicy in it, loaded
  *                              by this program's own loader (upstream's validation messages)
- *   kubedescheduler           the OpenShift operator's CR, when its CRD is installed
+ *   kubedescheduler           the OpenShift operator's CR, when its CRD is installed, rendered
+ *                              into the policy it stands for (policy/kubedescheduler.h)
  *   workload, policy-file, feature-gate, verbosity, dry-run, interval, suspended
  *                              the CronJob or Deployment and the flags it passes
  *   kubevirt-strategy, kubevirt-limits, hco-strategy, hco-limits
@@ -19,10 +20,12 @@
 
 #include "../framework/framework.h"
 #include "../kube/cluster.h"
+#include "../kube/openshift.h"
 #include "../plugins/defaultevictor.h"
 #include "../plugins/registry.h"
 #include "../plugins/vmsafety.h"
 #include "../policy/featuregates.h"
+#include "../policy/kubedescheduler.h"
 #include "../policy/policy.h"
 #include "simsink.h"
 #include "vm.h"
@@ -492,9 +495,10 @@ static int pc_from_model(void *ctx, const char *name, int32_t *value, dserr *err
 }
 
 typedef struct {
-  const doc_node *cm;
+  const doc_node *cm; /* NULL for a KubeDescheduler CR's policy */
   const char *ref, *key;
   policy *pol; /* NULL when it does not load */
+  int gate;    /* a CR's EvictionsInBackground (0 or 1); -1: the workload's flags say */
 } loaded_policy;
 
 static void load_policies(check_inputs *in, check_report *r, const workload *ws, size_t nw,
@@ -503,6 +507,7 @@ static void load_policies(check_inputs *in, check_report *r, const workload *ws,
     const doc_node *cm = in->configmaps[i];
     loaded_policy *lp = &out[i];
     lp->cm = cm;
+    lp->gate = -1;
     lp->ref = obj_ref(in->mem, "ConfigMap", cm);
     lp->key = "policy.yaml";
     for (size_t k = 0; k < nw; k++)
@@ -546,13 +551,10 @@ static void load_policies(check_inputs *in, check_report *r, const workload *ws,
 
 /* ---------- KubeDescheduler ---------- */
 
-void check_kubedescheduler_cr(const doc_node *cr, check_report *r) {
-  check_add(r, "kubedescheduler", CHECK_WARN, obj_ref(r->mem, "KubeDescheduler", cr),
-            "KubeDescheduler CR found; rendering is not built in this version, so the policy it "
-            "stands for was not checked (the operator may also run its own descheduler)");
-}
-
-static void report_kubedescheduler(const check_inputs *in, check_report *r) {
+/* Renders each KubeDescheduler CR as the OpenShift operator would (policy/kubedescheduler.h)
+ * and loads the policy it stands for, so the protections and the plan below can judge it like
+ * a ConfigMap's. out[i].pol stays NULL when CR i does not render or load. */
+static void render_kubedeschedulers(check_inputs *in, check_report *r, loaded_policy *out) {
   if (!in->kubedescheduler_crd) {
     check_add(r, "kubedescheduler", CHECK_PASS, "",
               "CRD %s is not installed: the policy comes from the ConfigMap",
@@ -562,8 +564,71 @@ static void report_kubedescheduler(const check_inputs *in, check_report *r) {
   if (!in->nkubedeschedulers)
     check_add(r, "kubedescheduler", CHECK_PASS, "",
               "CRD %s is installed, no KubeDescheduler CR exists", CHECK_KUBEDESCHEDULER_CRD);
-  for (size_t i = 0; i < in->nkubedeschedulers; i++)
-    check_kubedescheduler_cr(in->kubedeschedulers[i], r);
+  for (size_t i = 0; i < in->nkubedeschedulers; i++) {
+    const doc_node *cr = in->kubedeschedulers[i];
+    loaded_policy *lp = &out[i];
+    lp->ref = obj_ref(in->mem, "KubeDescheduler", cr);
+    lp->gate = -1;
+    kd_spec spec;
+    kd_result res;
+    dserr err;
+    if (kd_parse(in->mem, lp->ref, cr, &spec, &err) < 0) {
+      check_add(r, "kubedescheduler", CHECK_FAIL, lp->ref, "not a valid KubeDescheduler: %s",
+                err.msg);
+      continue;
+    }
+    if (!in->m) {
+      check_add(r, "kubedescheduler", CHECK_WARN, lp->ref,
+                "not rendered: the cluster (namespaces, nodes) could not be read");
+      continue;
+    }
+    kd_facts facts;
+    kd_facts_from_model(in->mem, in->m, &facts);
+    facts.route_error = in->route_error;
+    if (kd_render(in->mem, &spec, &facts, &res, &err) < 0) {
+      check_add(r, "kubedescheduler", CHECK_FAIL, lp->ref,
+                "the operator refuses this CR and runs no descheduler: %s", err.msg);
+      continue;
+    }
+    strbuf yaml = {0};
+    plugin_env env = {pc_from_model, in->m};
+    if (kd_policy_yaml(&res, &yaml, &err) == 0)
+      lp->pol = policy_load_string(afmt(in->mem, "the policy %s renders", lp->ref),
+                                   sb_str(&yaml), plugin_lookup, &env, &err);
+    sb_free(&yaml);
+    if (!lp->pol) {
+      check_add(r, "kubedescheduler", CHECK_FAIL, lp->ref,
+                "the policy it renders does not load: %s", err.msg);
+      continue;
+    }
+    lp->gate = res.evictions_in_background;
+    strbuf names = {0};
+    for (size_t k = 0; k < spec.nprofiles; k++)
+      sb_printf(&names, "%s%s", k ? ", " : "", spec.profiles[k]);
+    bool managed = !spec.management_state || !strcmp(spec.management_state, "Managed");
+    check_status st = res.dry_run || !managed ? CHECK_WARN : CHECK_PASS;
+    check_add(r, "kubedescheduler", st, lp->ref,
+              "renders a DeschedulerPolicy with %zu profile%s (%s), a cycle every %llds%s%s",
+              lp->pol->nprofiles, lp->pol->nprofiles == 1 ? "" : "s", sb_str(&names),
+              (long long)res.interval_seconds,
+              res.dry_run ? "; mode Predictive runs it with --dry-run, so nothing moves "
+                            "(spec.mode: Automatic)"
+                          : "",
+              managed ? ""
+                      : afmt(in->mem, "; managementState %s: the operator does not run it",
+                             spec.management_state));
+    sb_free(&names);
+    for (size_t k = 0; k < res.nwarnings; k++)
+      check_add(r, "kubedescheduler", CHECK_WARN, lp->ref, "%s", res.warnings[k]);
+    if (res.kubevirt_profile)
+      check_add(r, "feature-gate", res.evictions_in_background ? CHECK_PASS : CHECK_FAIL, lp->ref,
+                res.evictions_in_background
+                    ? "the operator passes --feature-gates=EvictionsInBackground=true: live "
+                      "migrations are requests in background"
+                    : "the rendered command line leaves EvictionsInBackground off: KubeVirt's "
+                      "answer counts as a failed eviction (profileCustomizations."
+                      "devEnableEvictionsInBackground: true)");
+  }
 }
 
 /* ---------- KubeVirt and HCO ---------- */
@@ -937,19 +1002,44 @@ void check_evaluate(check_inputs *in, check_report *r) {
   workload *ws = ARENA_NEWN(in->mem, workload, in->nworkloads ? in->nworkloads : 1);
   size_t nw = in->workloads_read ? select_workloads(in, ws) : 0;
   loaded_policy *lps = ARENA_NEWN(in->mem, loaded_policy, in->nconfigmaps ? in->nconfigmaps : 1);
+  loaded_policy *kds =
+      ARENA_NEWN(in->mem, loaded_policy, in->nkubedeschedulers ? in->nkubedeschedulers : 1);
 
-  if (in->configmaps_read && !in->nconfigmaps)
-    check_add(r, "configmap", CHECK_FAIL, "",
-              "no ConfigMap labelled %s%s%s: the runbook keeps the policy in one", CHECK_APP_LABEL,
-              in->namespace ? " in namespace " : "", in->namespace ? in->namespace : "");
+  /* on OpenShift the operator renders the policy from a KubeDescheduler CR and runs its own
+   * Deployment: no labelled ConfigMap or workload is then expected */
+  render_kubedeschedulers(in, r, kds);
+  const char *by_cr = NULL;
+  for (size_t k = 0; k < in->nkubedeschedulers && !by_cr; k++)
+    if (kds[k].pol)
+      by_cr = kds[k].ref;
+  if (in->configmaps_read && !in->nconfigmaps) {
+    if (by_cr)
+      check_add(r, "configmap", CHECK_PASS, "",
+                "no ConfigMap labelled %s: the policy is the one %s renders", CHECK_APP_LABEL,
+                by_cr);
+    else
+      check_add(r, "configmap", CHECK_FAIL, "",
+                "no ConfigMap labelled %s%s%s: the runbook keeps the policy in one",
+                CHECK_APP_LABEL, in->namespace ? " in namespace " : "",
+                in->namespace ? in->namespace : "");
+  }
   load_policies(in, r, ws, nw, lps);
-  report_kubedescheduler(in, r);
+  if (by_cr && in->nconfigmaps)
+    check_add(r, "kubedescheduler", CHECK_WARN, by_cr,
+              "the operator runs a descheduler from it and the runbook's %s is there too: two descheduler instances would evict independently; keep one",
+              obj_ref(in->mem, "ConfigMap", in->configmaps[0]));
 
-  if (in->workloads_read && !nw)
-    check_add(r, "workload", CHECK_FAIL, "",
-              "no CronJob or Deployment labelled %s%s%s, and none mounts the policy ConfigMap",
-              CHECK_APP_LABEL, in->namespace ? " in namespace " : "",
-              in->namespace ? in->namespace : "");
+  if (in->workloads_read && !nw) {
+    if (by_cr && !in->nconfigmaps)
+      check_add(r, "workload", CHECK_PASS, "",
+                "no CronJob or Deployment labelled %s: the operator runs the descheduler of %s",
+                CHECK_APP_LABEL, by_cr);
+    else
+      check_add(r, "workload", CHECK_FAIL, "",
+                "no CronJob or Deployment labelled %s%s%s, and none mounts the policy ConfigMap",
+                CHECK_APP_LABEL, in->namespace ? " in namespace " : "",
+                in->namespace ? in->namespace : "");
+  }
   for (size_t i = 0; i < nw; i++) {
     check_add(r, "workload", CHECK_PASS, ws[i].ref, "%s, container \"%s\"",
               in->workloads_labelled ? "labelled " CHECK_APP_LABEL
@@ -971,10 +1061,15 @@ void check_evaluate(check_inputs *in, check_report *r) {
   for (size_t k = 0; k < in->nconfigmaps && !run; k++)
     if (lps[k].pol)
       run = &lps[k];
+  for (size_t k = 0; k < in->nkubedeschedulers && !run; k++)
+    if (kds[k].pol)
+      run = &kds[k];
   bool gate_off = false;
   feature_gates g;
   dserr err;
-  if (nw)
+  if (run && run->gate >= 0)
+    gate_off = !run->gate;
+  else if (nw)
     gate_off = !ws[0].gates || feature_gates_parse(ws[0].gates, &g, &err) < 0 ||
                !g.evictions_in_background;
   report_protections(in, r, run);
@@ -983,6 +1078,8 @@ void check_evaluate(check_inputs *in, check_report *r) {
 
   for (size_t k = 0; k < in->nconfigmaps; k++)
     policy_free(lps[k].pol);
+  for (size_t k = 0; k < in->nkubedeschedulers; k++)
+    policy_free(kds[k].pol);
 }
 
 /* ---------- reading ---------- */
@@ -1144,8 +1241,15 @@ int check_read(kube_client *c, const check_read_opts *o, check_inputs *in, check
   }
 
   model *m = model_new();
-  if (kube_read_cluster(c, m, in->kubevirt_served, o->page > 0 ? o->page : 500, &e) < 0 ||
-      model_finish(m, &e) < 0) {
+  char route_error[512] = "";
+  int rc = kube_read_cluster(c, m, in->kubevirt_served, o->page > 0 ? o->page : 500, &e);
+  /* what rendering a CR reads beside namespaces and nodes: the Prometheus Route, the Scheduler */
+  if (rc == 0 && in->nkubedeschedulers &&
+      kube_read_openshift_objects(c, m, route_error, sizeof route_error, &e) < 0)
+    rc = -1;
+  if (*route_error)
+    in->route_error = arena_strdup(in->mem, route_error);
+  if (rc < 0 || model_finish(m, &e) < 0) {
     check_add(r, "cluster", CHECK_FAIL, "",
               "cannot read the cluster as the descheduler does (nodes, pods, VMIs...): %s", e.msg);
     model_free(m);

@@ -28,7 +28,8 @@
 
 /* The label the runbook puts on the policy ConfigMap and on the CronJob or Deployment. */
 #define CHECK_APP_LABEL "app.kubernetes.io/name=descheduler"
-/* The operator's CRD; when present, its CRs are reported through check_kubedescheduler_cr. */
+/* The operator's CRD; when present, each of its CRs is rendered as the operator would
+ * (policy/kubedescheduler.h) and its policy checked like a ConfigMap's. */
 #define CHECK_KUBEDESCHEDULER_CRD "kubedeschedulers.operator.openshift.io"
 
 typedef enum { CHECK_PASS, CHECK_WARN, CHECK_FAIL } check_status;
@@ -83,6 +84,7 @@ typedef struct {
   bool kubedescheduler_crd;
   size_t nkubedeschedulers;
   doc_node **kubedeschedulers;
+  const char *route_error; /* why the Prometheus Route could not be read (NULL: read or absent) */
   /* KubeVirt and HCO */
   bool kubevirt_served;
   doc_node *kubevirt; /* the KubeVirt CR, NULL when none */
@@ -108,10 +110,5 @@ void check_inputs_free(check_inputs *in);
 /* Evaluates every item on the inputs and adds the rows. Runs one simulated cycle of the
  * policy on in->m (which it marks, as a cycle does). No I/O. */
 void check_evaluate(check_inputs *in, check_report *r);
-
-/* The hook for a KubeDescheduler CR found in the cluster. Rendering a CR into the policy it
- * stands for (`descheduler profile render`) is not built in this version, so this reports a
- * WARN naming the CR, never a pass. */
-void check_kubedescheduler_cr(const doc_node *cr, check_report *r);
 
 #endif

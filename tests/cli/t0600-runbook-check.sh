@@ -104,14 +104,44 @@ kc delete -f "$RB/vm-legacy.yaml" >/dev/null || fail "kubectl delete vm-legacy"
 run check --kubeconfig "$SIM_KC"
 expect_status 0
 
-# --- a KubeDescheduler CR: reported, never passed (rendering is not built)
+# --- a KubeDescheduler CR: rendered as the operator would, its policy checked
 kc apply -f "$RB/kubedescheduler.yaml" >/dev/null || fail "kubectl apply CRD"
 kc create namespace openshift-kube-descheduler-operator >/dev/null
 kc apply -f "$RB/kubedescheduler-cr.yaml" >/dev/null || fail "kubectl apply KubeDescheduler"
+# the KubeVirt profile needs the Prometheus Route, which this cluster lacks: the operator refuses
+run check --kubeconfig "$SIM_KC"
+expect_status 1
+expect_row kubedescheduler FAIL 'KubeDescheduler openshift-kube-descheduler-operator/cluster' \
+  'the operator refuses this CR and runs no descheduler: unable to get openshift-monitoring/prometheus-k8s route'
+# with the Route and the Scheduler (OpenShift's CRDs): rendered; the CRD's default mode
+# Predictive is a dry run, which is a warning
+LIVE=$ROOT/tests/data/profile/live
+kc apply -f "$LIVE/openshift-crds.yaml" >/dev/null || fail "create the OpenShift CRDs"
+for _ in $(seq 1 50); do kc get routes -A >/dev/null 2>&1 && break; sleep 0.1; done
+kc apply -f "$LIVE/openshift-objects.yaml" >/dev/null 2>&1 || fail "create the OpenShift objects"
 run check --kubeconfig "$SIM_KC"
 expect_status 0
 expect_row kubedescheduler WARN 'KubeDescheduler openshift-kube-descheduler-operator/cluster' \
-  'KubeDescheduler CR found; rendering is not built in this version'
+  'renders a DeschedulerPolicy with 1 profile (KubeVirtRelieveAndMigrate), a cycle every 3600s' \
+  'mode Predictive runs it with --dry-run, so nothing moves'
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"mode":"Automatic"}}' >/dev/null || fail "kubectl patch mode"
+run check --kubeconfig "$SIM_KC" -o json
+expect_status 0
+json_eval "$TMP/out" '[i["status"] for i in d["items"] if i["item"] == "kubedescheduler" and "renders a DeschedulerPolicy" in i["detail"]]' >"$TMP/st"
+[ "$(cat "$TMP/st")" = "['pass']" ] || fail "Automatic CR: kubedescheduler row $(cat "$TMP/st")"
+checks=$((checks + 1))
+run check --kubeconfig "$SIM_KC"
+expect_row kubedescheduler WARN 'the operator runs a descheduler from it and the runbook'"'"'s ConfigMap descheduler/descheduler is there too'
+# without the runbook's ConfigMap and CronJob, the CR's policy is the one checked and planned
+kc delete cronjob descheduler -n descheduler >/dev/null || fail "kubectl delete cronjob"
+kc delete configmap descheduler -n descheduler >/dev/null || fail "kubectl delete configmap"
+run check --kubeconfig "$SIM_KC"
+expect_row configmap PASS 'the policy is the one KubeDescheduler openshift-kube-descheduler-operator/cluster renders'
+expect_row workload PASS 'the operator runs the descheduler of KubeDescheduler openshift-kube-descheduler-operator/cluster'
+expect_row plan PASS 'KubeDescheduler openshift-kube-descheduler-operator/cluster' 'one cycle now'
+kc delete -f "$RB/kubedescheduler-cr.yaml" >/dev/null || fail "kubectl delete KubeDescheduler"
+install_runbook "$EXAMPLE/policy.yaml"
 
 # --- every VM has a PVC disk and the VM-only policy keeps pods with PVCs: a no-op
 python3 - "$EXAMPLE/cluster.json" "$TMP/pvc-cluster.json" <<'EOF'

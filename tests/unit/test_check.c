@@ -139,6 +139,7 @@ typedef struct {
   bool all_pvc;
   bool no_workload;
   bool unlabelled; /* the CronJob is found through the ConfigMap it mounts */
+  bool no_configmap;
   const char *kubedescheduler;
 } case_opts;
 
@@ -156,8 +157,9 @@ static const check_report *evaluate_(case_opts o) {
   IN.configmaps_read = IN.workloads_read = true;
   IN.workloads_labelled = !o.unlabelled;
   IN.configmaps = ARENA_NEWN(a, doc_node *, 1);
-  IN.configmaps[IN.nconfigmaps++] =
-      configmap(a, o.key ? o.key : "policy.yaml", o.policy ? o.policy : RUNBOOK_POLICY);
+  if (!o.no_configmap)
+    IN.configmaps[IN.nconfigmaps++] =
+        configmap(a, o.key ? o.key : "policy.yaml", o.policy ? o.policy : RUNBOOK_POLICY);
   IN.workloads = ARENA_NEWN(a, doc_node *, 1);
   if (!o.no_workload)
     IN.workloads[IN.nworkloads++] =
@@ -417,12 +419,61 @@ static void test_hco(void **state) {
   assert_row("hco-strategy", NULL, CHECK_WARN, "spec.evictionStrategy is unset");
 }
 
-static void test_kubedescheduler_hook(void **state) {
+#define KD_CR(spec)                                                                               \
+  "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"KubeDescheduler\",\"metadata\":{"      \
+  "\"name\":\"cluster\",\"namespace\":\"openshift-kube-descheduler-operator\"},\"spec\":{"                     \
+  "\"managementState\":\"Managed\"," spec "}}"
+#define KD_REF "KubeDescheduler openshift-kube-descheduler-operator/cluster"
+
+/* a CR is rendered as the operator would; beside the runbook's ConfigMap it is a second
+ * descheduler */
+static void test_kubedescheduler_rendered(void **state) {
   (void)state;
-  evaluate(.kubedescheduler = "{\"kind\":\"KubeDescheduler\",\"metadata\":{\"name\":\"cluster\","
-                              "\"namespace\":\"openshift-kube-descheduler-operator\"}}");
-  assert_row("kubedescheduler", "KubeDescheduler openshift-kube-descheduler-operator/cluster",
-             CHECK_WARN, "rendering is not built in this version");
+  evaluate(.kubedescheduler = KD_CR("\"mode\":\"Automatic\",\"deschedulingIntervalSeconds\":60,"
+                                    "\"profiles\":[\"LongLifecycle\"]"));
+  assert_row("kubedescheduler", KD_REF, CHECK_PASS,
+             "renders a DeschedulerPolicy with 1 profile (LongLifecycle), a cycle every 60s");
+  bool both = false; /* not the CR's first row: look at all of them */
+  for (size_t i = 0; i < R->n; i++)
+    both |= !strcmp(R->rows[i].item, "kubedescheduler") && R->rows[i].status == CHECK_WARN &&
+            strstr(R->rows[i].detail, "two descheduler instances would evict");
+  assert_true(both);
+  /* the runbook's ConfigMap is still the policy planned */
+  assert_row("plan", "ConfigMap descheduler/descheduler", CHECK_PASS, "one cycle now");
+}
+
+/* the CRD's default mode is Predictive: a dry run, nothing moves */
+static void test_kubedescheduler_predictive(void **state) {
+  (void)state;
+  evaluate(.kubedescheduler = KD_CR("\"deschedulingIntervalSeconds\":3600,\"profiles\":[\"LongLifecycle\"]"));
+  assert_row("kubedescheduler", KD_REF, CHECK_WARN,
+             "mode Predictive runs it with --dry-run, so nothing moves");
+}
+
+/* the operator's own validation message, and a field the API server would refuse */
+static void test_kubedescheduler_refused(void **state) {
+  (void)state;
+  evaluate(.kubedescheduler =
+               KD_CR("\"mode\":\"Automatic\",\"deschedulingIntervalSeconds\":3600,"
+                     "\"profiles\":[\"LongLifecycle\",\"LifecycleAndUtilization\"]"));
+  assert_row("kubedescheduler", KD_REF, CHECK_FAIL,
+             "the operator refuses this CR and runs no descheduler: cannot declare LongLifecycle "
+             "and LifecycleAndUtilization profiles simultaneously");
+  evaluate(.kubedescheduler = KD_CR("\"deschedulingIntervalSeconds\":\"30\""));
+  assert_row("kubedescheduler", KD_REF, CHECK_FAIL,
+             "not a valid KubeDescheduler: spec.deschedulingIntervalSeconds: expected an integer");
+}
+
+/* OpenShift without the runbook's objects: the CR's policy is the one checked and planned */
+static void test_kubedescheduler_only(void **state) {
+  (void)state;
+  evaluate(.no_configmap = true, .no_workload = true,
+           .kubedescheduler = KD_CR("\"mode\":\"Automatic\",\"deschedulingIntervalSeconds\":3600,"
+                                     "\"profiles\":[\"LongLifecycle\"]"));
+  assert_row("configmap", NULL, CHECK_PASS, "the policy is the one " KD_REF " renders");
+  assert_row("workload", NULL, CHECK_PASS, "the operator runs the descheduler of " KD_REF);
+  assert_row("plan", KD_REF, CHECK_PASS, "one cycle now");
+  assert_int_equal(check_count(R, CHECK_FAIL), 0);
 }
 
 /* ---------- VMIs ---------- */
@@ -578,7 +629,10 @@ int main(void) {
       cmocka_unit_test(test_policy_does_not_load),
       cmocka_unit_test(test_kubevirt_strategy),
       cmocka_unit_test(test_hco),
-      cmocka_unit_test(test_kubedescheduler_hook),
+      cmocka_unit_test(test_kubedescheduler_rendered),
+      cmocka_unit_test(test_kubedescheduler_predictive),
+      cmocka_unit_test(test_kubedescheduler_refused),
+      cmocka_unit_test(test_kubedescheduler_only),
       cmocka_unit_test(test_vmi_recorded_none),
       cmocka_unit_test(test_vmi_external_and_not_migratable),
       cmocka_unit_test(test_pvc_protection),
