@@ -92,9 +92,14 @@ static void print_pairing(const char *log_path, const verify_target *t, const ve
     time_format_rfc3339(&at, lm.sec);
     double lo = lm.delay_min, hi = lm.delay_min + 1;
     char delay[128];
-    if (hi < 0)
+    if (hi < -VERIFY_ANSWER_SLACK_S)
       snprintf(delay, sizeof delay,
                "the line is %.3fs after the migration's creation: not its request", -hi);
+    else if (hi < 0) /* the line follows KubeVirt's answer, which follows the creation */
+      snprintf(delay, sizeof delay,
+               "created %.3f-%.3fs before the line, which follows KubeVirt's answer (creation "
+               "times have whole seconds)",
+               -hi, -lo);
     else
       snprintf(delay, sizeof delay, "%.3f-%.3fs after the line (creation times have whole seconds)",
                lo > 0 ? lo : 0, hi);

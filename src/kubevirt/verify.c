@@ -515,7 +515,8 @@ void verify_log_pair(const char *text, size_t len, const char *ns, const char *v
     }
     if (hit && pod_matches(ref, ns, vmi, pod)) {
       out->candidates++;
-      bool before = sec <= migration_created + 1;
+      /* the line is written once KubeVirt's answer arrives, just after it created the migration */
+      bool before = sec <= migration_created + 1 + VERIFY_ANSWER_SLACK_S;
       /* the last line at or before the migration; else the first after it */
       if ((before && (!before_found || sec >= out->sec)) || (!before && !out->found)) {
         out->found = true;

@@ -97,6 +97,11 @@ const char *verify_status_name(verify_status s); /* "PASS", "FAIL", "NOT CHECKED
 
 /* ---------- the descheduler's log ---------- */
 
+/* The descheduler logs "Eviction in background assumed" once KubeVirt's 429 arrives, after
+ * the webhook created the migration: a line up to this many seconds after the creation's
+ * second still pairs with it. */
+#define VERIFY_ANSWER_SLACK_S 2
+
 typedef struct {
   bool found;
   char pod[512]; /* the pod named by the line */
