@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Memory checks of the real binary under valgrind: no invalid read or write, no use of
 # uninitialised memory, no leak (definite or possible), in
-#   - `simulate` over every example (examples/*/policy.yaml + cluster.json), text and JSON
+#   - `simulate` over every example (examples/*/policy.yaml, or kubedescheduler.yaml, + cluster.json),
+#     text and JSON
 #     output, with and without EvictionsInBackground;
 #   - a live one-shot run against the API simulator (discovery, paged lists, evictions, events,
 #     a skipped object, a failed list retried), and
@@ -51,8 +52,15 @@ check() {
 # --- simulate over every example -------------------------------------------------------------
 for dir in examples/*/; do
   name=$(basename "$dir")
+  # a policy file, or a KubeDescheduler CR with the saved Prometheus answer beside it
+  if [ -f "$dir/policy.yaml" ]; then
+    source=(--policy-config-file "$dir/policy.yaml")
+  else
+    source=(--kubedescheduler "$dir/kubedescheduler.yaml")
+    [ -f "$dir/prometheus.json" ] && source+=(--metrics "$dir/prometheus.json")
+  fi
   for args in "-o text" "-o json --feature-gates EvictionsInBackground=true --v 4"; do
-    "${vg[@]}" "$bin" simulate --policy-config-file "$dir/policy.yaml" --snapshot "$dir/cluster.json" $args \
+    "${vg[@]}" "$bin" simulate "${source[@]}" --snapshot "$dir/cluster.json" $args \
       >"$tmp/out" 2>"$tmp/log"
     check "simulate $name $args" 0 $? "$tmp/log"
   done
