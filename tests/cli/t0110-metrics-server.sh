@@ -27,7 +27,7 @@ serve() {
   pid=$!
   pids+=("$pid")
   for i in $(seq 100); do
-    if read -r word port <"$TMP/$name.out" 2>/dev/null && [ "$word" = ready ]; then return 0; fi
+    if [ -f "$TMP/$name.out" ] && read -r word port <"$TMP/$name.out" && [ "$word" = ready ]; then return 0; fi
     if ! kill -0 "$pid" 2>/dev/null; then
       cp "$TMP/$name.out" "$TMP/out"; cp "$TMP/$name.err" "$TMP/err"
       fail "metricsd $* exited before it was ready"
