@@ -2,7 +2,7 @@
 #   make demo       simulate one cycle on the built-in KubeVirt example (no cluster needed)
 #   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator)
 #   make build      just build build/descheduler
-#   make bench      benchmarks (print figures)
+#   make bench      benchmarks (print figures; about 15 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
@@ -26,6 +26,7 @@ test:
 	@tests/run-all.sh
 
 bench: build
+	@scripts/deps.sh bench
 	@bench/run.sh
 
 demo-live: build

@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "flags.h"
 #include "kdsource.h"
+#include "timings.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -214,20 +215,30 @@ static int run_cycle(runner *r) {
   model *m = model_new();
   dserr err;
   int rc = 0;
-  int rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+  cycle_timings tm = {0};
+  kube_read_stats rs = {0};
+  double t_start = time_mono_seconds();
+  int rr = kube_read_cluster_stats(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &rs, &err);
   if (rr == KUBE_READ_EXPIRED) {
     /* as client-go's pager: the expired list is read again from the start, once */
     LOGW(NULL, "A paged list expired while it was read; reading the cluster again from the start",
          LSTR("err", err.msg));
     model_free(m);
     m = model_new();
-    rr = kube_read_cluster(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &err);
+    rr = kube_read_cluster_stats(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &rs, &err);
   }
+  double t_finish = time_mono_seconds();
   if (rr < 0 || model_finish(m, &err) < 0) {
     LOGE(NULL, "Failed to read the cluster state; nothing is evicted this cycle", err.msg);
     rc = -1;
     goto out;
   }
+  tm.list = time_mono_seconds() - t_start;
+  tm.fetch = rs.fetch_s;
+  tm.decode = rs.decode_s + (time_mono_seconds() - t_finish);
+  tm.pages = rs.pages;
+  tm.bytes = rs.bytes;
+  tm.objects = rs.items;
   m->vmis_complete = r->disc.kubevirt;
   if (r->kd && kd_refresh(r, m) < 0) {
     rc = -1;
@@ -252,13 +263,20 @@ static int run_cycle(runner *r) {
     move_recorder_init(&rec, &sink.base, r->client, m, opt.now);
     out = &rec.base;
   }
+  timed_sink timed;
+  timed_sink_init(&timed, out);
   fw_result res;
-  if (fw_run_cycle(r->pol, m, &r->bg, out, &opt, &res, &err) < 0) {
+  double t_decide = time_mono_seconds();
+  if (fw_run_cycle(r->pol, m, &r->bg, &timed.base, &opt, &res, &err) < 0) {
     LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
   } else if (dec) {
     write_decisions(r, &res, dec, opt.now);
   }
+  tm.evict = timed.seconds;
+  tm.decide = time_mono_seconds() - t_decide - timed.seconds;
+  tm.total = time_mono_seconds() - t_start;
+  timings_log(&tm);
   decisions_free(dec);
   fw_result_free(&res);
 out:

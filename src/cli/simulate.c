@@ -26,6 +26,7 @@
 #include "explain.h"
 #include "flags.h"
 #include "kdsource.h"
+#include "timings.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -317,6 +318,8 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     return EXIT_CONFIG;
   }
 
+  cycle_timings tm = {.list = -1, .evict = -1};
+  double t_start = time_mono_seconds();
   model *m = model_new();
   if (decode_snapshot_file(m, o.snapshot, &err) < 0 || model_finish(m, &err) < 0) {
     if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
@@ -325,6 +328,9 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     model_free(m);
     return EXIT_CONFIG;
   }
+  tm.decode = time_mono_seconds() - t_start;
+  tm.objects = m->nodes.n + m->pods.n + m->namespaces.n + m->pdbs.n + m->priority_classes.n +
+               m->pvcs.n + m->vmis.n + m->vmims.n + m->skipped;
   plugin_env env = {pc_value, m};
   policy *pol = NULL;
   if (o.kd_file) {
@@ -370,7 +376,12 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   fw_options opt = {gates.evictions_in_background, now, dec};
   fw_result res;
   int status = 0;
-  if (fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err) < 0) {
+  double t_decide = time_mono_seconds();
+  int frc = fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err);
+  tm.decide = time_mono_seconds() - t_decide;
+  tm.total = time_mono_seconds() - t_start;
+  timings_log(&tm);
+  if (frc < 0) {
     fprintf(stderr, "%s: %s\n", who, err.msg);
     status = EXIT_CONFIG;
   } else {

@@ -109,7 +109,7 @@ typedef int (*page_fn)(void *ctx, const char *url, const kube_response *r, char 
 /* GETs path page by page (limit/continue, as client-go's pager) and hands each page to fn.
  * A 410 on a later page (the continue token expired) returns KUBE_READ_EXPIRED. */
 static int list_pages(kube_client *c, const char *path, const char *what, int page, page_fn fn,
-                      void *ctx, long *status, dserr *err) {
+                      void *ctx, long *status, kube_read_stats *stats, dserr *err) {
   char *token = NULL;
   size_t total = 0;
   bool expired = false;
@@ -126,7 +126,9 @@ static int list_pages(kube_client *c, const char *path, const char *what, int pa
       token = NULL;
     }
     kube_response r = {0};
+    double t0 = time_mono_seconds();
     int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
+    double t1 = time_mono_seconds();
     if (rc == 0 && status)
       *status = r.status;
     if (rc == 0 && r.status != 200) {
@@ -138,6 +140,13 @@ static int list_pages(kube_client *c, const char *path, const char *what, int pa
     size_t count = 0;
     if (rc == 0)
       rc = fn(ctx, sb_str(&url), &r, &token, &count, err);
+    if (stats) {
+      stats->fetch_s += t1 - t0;
+      stats->decode_s += time_mono_seconds() - t1;
+      stats->pages++;
+      stats->bytes += r.len;
+      stats->items += count;
+    }
     kube_response_free(&r);
     sb_free(&url);
     if (rc < 0) {
@@ -172,10 +181,15 @@ static int page_into_model(void *ctx, const char *url, const kube_response *r, c
                                    token, count, err);
 }
 
+static int list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
+                     kube_read_stats *stats, dserr *err) {
+  model_page mp = {m, kind};
+  return list_pages(c, path, kind, page, page_into_model, &mp, NULL, stats, err);
+}
+
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                    dserr *err) {
-  model_page mp = {m, kind};
-  return list_pages(c, path, kind, page, page_into_model, &mp, NULL, err);
+  return list_into(c, m, path, kind, page, NULL, err);
 }
 
 typedef struct {
@@ -210,10 +224,15 @@ static int page_items(void *ctx, const char *url, const kube_response *r, char *
 int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
                    long *status, dserr *err) {
   item_page ip = {cb, ctx, 0};
-  return list_pages(c, path, path, page > 0 ? page : 500, page_items, &ip, status, err);
+  return list_pages(c, path, path, page > 0 ? page : 500, page_items, &ip, status, NULL, err);
 }
 
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {
+  return kube_read_cluster_stats(c, m, kubevirt, page, NULL, err);
+}
+
+int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
+                            kube_read_stats *stats, dserr *err) {
   static const struct {
     const char *path, *kind;
     bool kubevirt;
@@ -231,7 +250,7 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
     if (lists[i].kubevirt && !kubevirt)
       continue;
-    int rc = kube_list_into(c, m, lists[i].path, lists[i].kind, page, err);
+    int rc = list_into(c, m, lists[i].path, lists[i].kind, page, stats, err);
     if (rc < 0)
       return rc;
   }

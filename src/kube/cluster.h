@@ -32,6 +32,17 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err);
  * that cannot list its inputs evicts nothing). One object that does not decode is skipped:
  * an error line names it and descheduler_objects_skipped_total{kind} counts it. */
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err);
+
+/* What reading cost, for the cycle's timings line (docs/performance.md): seconds from sending
+ * each page's request to holding its whole body, seconds decoding pages into the model, and
+ * the pages, body bytes and items read. Added to, never reset. */
+typedef struct {
+  double fetch_s, decode_s;
+  size_t pages, bytes, items;
+} kube_read_stats;
+/* kube_read_cluster that also adds its costs to *stats (may be NULL). */
+int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
+                            kube_read_stats *stats, dserr *err);
 /* kube_read_cluster's answer when a later page's continue token had expired (HTTP 410, the
  * list fell out of etcd's history): what was read is incomplete; a fresh model read again
  * from the start is what client-go's pager does (a full list). */

@@ -128,6 +128,12 @@ void time_format_micro_now(char *buf, size_t cap) {
            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
 }
 
+double time_mono_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Go's leadingInt: the digits at *p, or -1 when they exceed 2^63. */
 static int leading_int(const char **p, uint64_t *out) {
   uint64_t x = 0;

@@ -22,6 +22,8 @@ int64_t time_year(int64_t sec);
 int64_t time_from_civil(int64_t y, int month, int day, int h, int mi, int s);
 /* The current time as Kubernetes' MicroTime: "2006-01-02T15:04:05.000000Z". */
 void time_format_micro_now(char *buf, size_t cap);
+/* Seconds on the monotonic clock (for measuring how long something took). */
+double time_mono_seconds(void);
 /* Parses a Go duration ("1h2m3.5s", "300ms", "0") into nanoseconds. */
 int duration_parse(const char *text, int64_t *nanos, dserr *err);
 /* Formats nanoseconds as Go's Duration.String() ("5m0s", "1h0m0s", "1.5s", "0s"). */

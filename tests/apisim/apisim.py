@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simcerts  # noqa: E402
 import simresources  # noqa: E402
 from simadmit import Admission  # noqa: E402
+from simchurn import Churn  # noqa: E402
 from simeviction import evict, refresh_pdb_status  # noqa: E402
 from simfaults import Faults  # noqa: E402
 from simkubevirt import KubeVirtSim  # noqa: E402
@@ -130,6 +131,7 @@ class Sim:
                                     args.unschedulable_timeout, log)
         self.kubevirt.metrics_hook = self.metrics.carry
         self.faults = Faults()
+        self.churn = Churn(self.store, self.registry)
         self.counts = {}
         self.counts_lock = threading.Lock()
         self.journal = collections.deque(maxlen=JOURNAL_MAX)
@@ -970,6 +972,8 @@ class Handler(BaseHTTPRequestHandler):
                 for o in objs:
                     sim.metrics.load_object(o)
                 return self.send_obj(200, {"loaded": len(objs)})
+            if what == "churn" and method == "POST":
+                return self.send_obj(200, sim.churn.run(data if data is not None else {}))
             if what == "load" and method == "POST":
                 n = sim.load_text(body.decode("utf-8"))
                 return self.send_obj(200, {"loaded": n, "resourceVersion": sim.store.rv})

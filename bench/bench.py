@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""The descheduler's benchmark (`make bench`, bench/run.sh): what a cycle costs at cluster scale.
+
+For each size (nodes:pods:vms) it generates the cluster once (bench/gen_cluster.py, fixed seed,
+bench/out/cluster-<nodes>-<pods>-<vms>.json), then measures, --repeat times each:
+  simulate  `descheduler simulate` on the file;
+  floor     curl fetching the same LIST pages a live cycle reads (limit=500, one keep-alive
+            connection): what the transfer alone costs, the floor of any client;
+  oneshot   one live cycle (--descheduling-interval 0) against tests/apisim serving the file;
+  loop      Deployment mode: --cycles cycles, the simulator changing --churn of the pods
+            (POST /_sim/churn) after each cycle ends.
+The policy is bench/policy-lnu.yaml (LowNodeUtilization + RemoveDuplicates, at most 50
+evictions a cycle). The client rate limiter is set out of the way (--client-connection-qps and
+-burst 10000) so that it is not what is measured.
+
+Figures: wall, CPU (user+sys) and peak RSS from GNU time (loop: /proc between cycles); the
+phases from the binary's own "Cycle timings" line (V3: list, fetch, decode, decide, evict,
+total, and the resident memory at the cycle's end; docs/performance.md); LIST and WATCH requests per cycle and evictions from the
+simulator's request counts (GET /_sim/requests). Each figure is printed as min/median over
+the repeats; ratios compare sizes of the same run. Prints a table, then writes the JSON
+(bench/out/results.json unless --json says otherwise).
+
+Runs on the state the simulator has: each live run evicts up to 50 pods, so later repeats see
+a cluster a few dozen pods apart from the first (0.3% at the smallest size).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+APISIM = os.path.join(ROOT, "tests", "apisim", "apisim.py")
+POLICY = os.path.join(HERE, "policy-lnu.yaml")
+SIZES = "500:15000:2000,2000:60000:8000,5000:150000:20000"
+# what a live cycle lists (src/kube/cluster.c), with the KubeVirt kinds the simulator serves
+LISTS = ["/api/v1/nodes", "/api/v1/pods", "/api/v1/namespaces", "/apis/policy/v1/poddisruptionbudgets",
+         "/apis/scheduling.k8s.io/v1/priorityclasses", "/api/v1/persistentvolumeclaims",
+         "/apis/kubevirt.io/v1/virtualmachineinstances", "/apis/kubevirt.io/v1/virtualmachineinstancemigrations",
+         "/apis/kubevirt.io/v1/kubevirts"]
+LIVE_FLAGS = ["--secure-port", "0", "--policy-config-file", POLICY, "--feature-gates", "EvictionsInBackground=true",
+              "--client-connection-qps", "10000", "--client-connection-burst", "10000", "--v", "3"]
+TIMINGS = re.compile(r'"Cycle timings"(.*)$')
+FIELD = re.compile(r'(\w+)=("[^"]*"|\S+)')
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def timings_of(line):
+    """The fields of a "Cycle timings" line, or None."""
+    m = TIMINGS.search(line)
+    if not m:
+        return None
+    return {k: float(v) for k, v in FIELD.findall(m.group(1))}
+
+
+def gnu_time(cmd, stdout, stderr, env=None):
+    """Runs cmd under GNU time: (exit code, wall s, cpu s, peak RSS MB)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        rc = subprocess.call(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
+                             stdout=stdout, stderr=stderr, env=env)
+        wall, user, sys_, rss = tf.read().split()[-4:]
+    return rc, float(wall), float(user) + float(sys_), int(rss) / 1024.0
+
+
+def summary(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"min": min(values), "median": statistics.median(values), "runs": values}
+
+
+class Sim:
+    """tests/apisim serving one snapshot over plain HTTP on a free port."""
+
+    def __init__(self, snapshot, workdir):
+        self.kubeconfig = os.path.join(workdir, "kubeconfig")
+        self.err = open(os.path.join(workdir, "apisim.log"), "w")
+        t = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, APISIM, "--snapshot", snapshot, "--port", "0",
+                                      "--kubeconfig-out", self.kubeconfig, "--migration-seconds", "3600"],
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            raise RuntimeError("the simulator did not start; see %s" % self.err.name)
+        self.startup = time.monotonic() - t
+        with open(self.kubeconfig) as f:
+            self.url = re.search(r"server:\s*\"?([^\"\s]+)", f.read()).group(1)
+
+    def call(self, method, what, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + "/_sim/" + what, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=600) as r:
+            return json.loads(r.read())
+
+    def take_counts(self):
+        """Request counts since the last call (then reset): LIST, WATCH, evictions, all."""
+        c = self.call("GET", "requests")
+        self.call("DELETE", "requests")
+        verbs = c.get("byVerb", {})
+        evictions = sum(n for k, n in c.get("byVerbAndPath", {}).items() if k.endswith("/eviction"))
+        return {"list": verbs.get("list", 0), "watch": verbs.get("watch", 0), "evictions": evictions,
+                "total": c.get("total", 0)}
+
+    def rss_mb(self):
+        return proc_status(self.proc.pid).get("VmRSS", 0) / 1024.0
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.err.close()
+
+
+def proc_status(pid):
+    out = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("VmRSS", "VmHWM"):
+                    out[k] = int(v.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def proc_cpu(pid):
+    """user+sys seconds of a running process."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def page_urls(sim):
+    """The URLs of every LIST page a live cycle reads, in order (continue tokens resolved)."""
+    urls = []
+    for path in LISTS:
+        cont = ""
+        while True:
+            url = sim.url + path + "?limit=500" + ("&continue=" + urllib.parse.quote(cont, safe="") if cont else "")
+            try:
+                with urllib.request.urlopen(url, timeout=600) as r:
+                    head = r.read(4096)
+                    r.read()
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    break  # not served
+                raise
+            urls.append(url)
+            m = re.search(rb'"continue":"([^"]*)"', head)
+            cont = m.group(1).decode() if m else ""
+            if not cont:
+                break
+    return urls
+
+
+def floor(sim, urls):
+    """Wall seconds and bytes of curl fetching urls over one connection."""
+    cmd = ["curl", "-s", "-w", "%{size_download}\n"]
+    for u in urls:
+        cmd += ["-o", "/dev/null", u]
+    t = time.monotonic()
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True).stdout
+    return time.monotonic() - t, sum(int(x) for x in out.split())
+
+
+def run_simulate(binary, snapshot, workdir):
+    err_path = os.path.join(workdir, "simulate.err")
+    with open(os.path.join(workdir, "plan.json"), "w") as out, open(err_path, "w") as err:
+        rc, wall, cpu, rss = gnu_time([binary, "simulate", "--policy-config-file", POLICY, "--snapshot", snapshot,
+                                       "--feature-gates", "EvictionsInBackground=true", "--v", "3", "-o", "json"],
+                                      out, err)
+    if rc != 0:
+        raise RuntimeError("simulate failed (exit %d); see %s" % (rc, err_path))
+    with open(os.path.join(workdir, "plan.json")) as f:
+        planned = len(json.load(f)["evictions"])
+    t = last_timings(err_path)
+    return {"wall": wall, "cpu": cpu, "rss": rss, "decode": t.get("decode"), "decide": t.get("decide"),
+            "planned": planned}
+
+
+def last_timings(path):
+    t = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            t = timings_of(line) or t
+    return t
+
+
+def run_oneshot(binary, sim, workdir):
+    sim.take_counts()
+    err_path = os.path.join(workdir, "oneshot.err")
+    with open(err_path, "w") as err:
+        rc, wall, cpu, rss = gnu_time([binary, "--kubeconfig", sim.kubeconfig] + LIVE_FLAGS, subprocess.DEVNULL, err)
+    if rc != 0:
+        raise RuntimeError("the one-shot cycle failed (exit %d); see %s" % (rc, err_path))
+    t = last_timings(err_path)
+    c = sim.take_counts()
+    r = {"wall": wall, "cpu": cpu, "rss": rss, "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"]}
+    for k in ("list", "fetch", "decode", "decide", "evict", "total"):
+        r[k] = t.get(k)
+    return r
+
+
+def run_loop(binary, sim, workdir, cycles, churn, interval):
+    """Deployment mode: per-cycle figures, churn after each cycle."""
+    sim.take_counts()
+    err_path = os.path.join(workdir, "loop.err")
+    err = open(err_path, "w")
+    proc = subprocess.Popen([binary, "--kubeconfig", sim.kubeconfig, "--descheduling-interval", "%gs" % interval]
+                            + LIVE_FLAGS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    per_cycle, churned = [], []
+    cpu_before = 0.0
+    killer = threading.Timer(cycles * (interval + 600), proc.kill)  # a hung binary must not hang the bench
+    killer.start()
+    try:
+        for line in proc.stderr:
+            err.write(line)
+            t = timings_of(line)
+            if t is None:
+                continue
+            cpu = proc_cpu(proc.pid)
+            c = sim.take_counts()
+            per_cycle.append({"total": t.get("total"), "list": t.get("list"), "fetch": t.get("fetch"),
+                              "decode": t.get("decode"), "decide": t.get("decide"), "evict": t.get("evict"),
+                              "cpu": cpu - cpu_before, "rss": t.get("rss", 0) / 1048576.0,
+                              "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"]})
+            cpu_before = cpu
+            if len(per_cycle) >= cycles:
+                break
+            rep = sim.call("POST", "churn", {"fraction": churn})
+            churned.append(rep["changed"])
+        peak = proc_status(proc.pid).get("VmHWM", 0) / 1024.0
+    finally:
+        killer.cancel()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rest, _ = proc.communicate(timeout=60)
+            err.write(rest or "")
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err.close()
+    if len(per_cycle) < cycles:
+        raise RuntimeError("Deployment mode ran %d of %d cycles; see %s" % (len(per_cycle), cycles, err_path))
+    return {"cycles": per_cycle, "peakRss": peak, "churned": churned}
+
+
+def size_label(n, p):
+    return "%s/%s" % (human(n), human(p))
+
+
+def human(n):
+    return "%dk" % (n // 1000) if n >= 1000 and n % 1000 == 0 else str(n)
+
+
+def fmt(s, key="median", scale=1.0, digits=2):
+    if s is None:
+        return "-"
+    return "%.*f/%.*f" % (digits, s["min"] * scale, digits, s[key] * scale)
+
+
+def bench_size(a, n, p, v):
+    name = "cluster-%d-%d-%d.json" % (n, p, v)
+    snap = os.path.join(a.out, name)
+    res = {"nodes": n, "pods": p, "vms": v, "snapshot": os.path.relpath(snap, ROOT)}
+    if not os.path.exists(snap):
+        log("generating %s" % name)
+        t = time.monotonic()
+        tmp = snap + ".tmp"
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_cluster.py"), "--nodes", str(n), "--pods", str(p),
+                        "--vms", str(v), "--out", tmp], check=True)
+        os.rename(tmp, snap)
+        res["generateSeconds"] = time.monotonic() - t
+    res["snapshotMB"] = os.path.getsize(snap) / 1e6
+    work = tempfile.mkdtemp(prefix="bench-%d-" % p, dir=a.out)
+    try:
+        if "simulate" in a.only:
+            runs = []
+            for i in range(a.repeat):
+                log("%s simulate %d/%d" % (size_label(n, p), i + 1, a.repeat))
+                runs.append(run_simulate(a.binary, snap, work))
+            res["simulate"] = {k: summary([r[k] for r in runs]) for k in runs[0]}
+        if not ({"floor", "oneshot", "loop"} & set(a.only)):
+            return res
+        log("%s starting the simulator" % size_label(n, p))
+        sim = Sim(snap, work)
+        res["simulatorStartSeconds"] = sim.startup
+        try:
+            if "floor" in a.only:
+                urls = page_urls(sim)
+                runs = [floor(sim, urls) for _ in range(a.repeat)]
+                res["floor"] = {"curl": summary([r[0] for r in runs]), "pages": len(urls), "bytes": runs[0][1]}
+            oneshot_wall = None
+            if "oneshot" in a.only:
+                runs = []
+                for i in range(a.repeat):
+                    log("%s one-shot cycle %d/%d" % (size_label(n, p), i + 1, a.repeat))
+                    runs.append(run_oneshot(a.binary, sim, work))
+                res["oneshot"] = {k: summary([r[k] for r in runs]) for k in runs[0]}
+                oneshot_wall = res["oneshot"]["wall"]["median"]
+            if "loop" in a.only:
+                interval = a.interval or max(2.0, round(2 * (oneshot_wall or 5.0) + 1))
+                runs = []
+                for i in range(a.repeat):
+                    log("%s Deployment mode, %d cycles every %gs, run %d/%d" % (size_label(n, p), a.cycles, interval,
+                                                                               i + 1, a.repeat))
+                    runs.append(run_loop(a.binary, sim, work, a.cycles, a.churn, interval))
+                res["loop"] = loop_summary(runs, interval, a.churn)
+            res["simulatorRssMB"] = sim.rss_mb()
+        finally:
+            sim.stop()
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return res
+
+
+def loop_summary(runs, interval, churn):
+    """Per cycle index: min/median over the runs; 'later' = cycles after the first, pooled."""
+    out = {"interval": interval, "churnFraction": churn, "churned": runs[0]["churned"],
+           "peakRss": summary([r["peakRss"] for r in runs]), "perCycle": []}
+    keys = list(runs[0]["cycles"][0])
+    for i in range(len(runs[0]["cycles"])):
+        out["perCycle"].append({k: summary([r["cycles"][i][k] for r in runs]) for k in keys})
+    later = [c for r in runs for c in r["cycles"][1:]]
+    if later:
+        out["later"] = {k: summary([c[k] for c in later]) for k in keys}
+    # memory that stays: from the end of the second cycle (the first one's start-up is behind) to the last
+    cyc = runs[0]["cycles"]
+    first, last = cyc[1 if len(cyc) >= 3 else 0]["rss"], cyc[-1]["rss"]
+    out["rssGrowth"] = (last - first) / first if first else None
+    return out
+
+
+def print_table(results, a):
+    w = sys.stdout.write
+    w("\nFigures are min/median over %d runs; seconds, MB.\n" % a.repeat)
+    if "simulate" in a.only:
+        w("\n(a) simulate on the file\n")
+        w("%-10s %8s %13s %13s %13s %13s %13s %8s\n" % ("size", "file MB", "wall", "cpu", "peak RSS", "decode",
+                                                      "decide", "planned"))
+        for r in results:
+            s = r.get("simulate")
+            if s:
+                w("%-10s %8.0f %13s %13s %13s %13s %13s %8d\n" % (
+                    size_label(r["nodes"], r["pods"]), r["snapshotMB"], fmt(s["wall"]), fmt(s["cpu"]),
+                    fmt(s["rss"], digits=0), fmt(s["decode"]), fmt(s["decide"]), s["planned"]["median"]))
+    if "oneshot" in a.only or "floor" in a.only:
+        w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages)\n")
+        w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s\n" % (
+            "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "LISTs", "evicts",
+            "curl floor"))
+        for r in results:
+            s, f = r.get("oneshot"), r.get("floor")
+            if s:
+                w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6d %6d %11s\n" % (
+                    size_label(r["nodes"], r["pods"]), fmt(s["wall"]), fmt(s["cpu"]), fmt(s["rss"], digits=0),
+                    fmt(s["list"]), fmt(s["fetch"]), fmt(s["decode"]), fmt(s["decide"]), fmt(s["evict"]),
+                    s["lists"]["median"], s["evictions"]["median"], fmt(f["curl"]) if f else "-"))
+            elif f:
+                w("%-10s curl floor %s (%d pages, %.0f MB)\n" % (size_label(r["nodes"], r["pods"]), fmt(f["curl"]),
+                                                                f["pages"], f["bytes"] / 1e6))
+    if "loop" in a.only:
+        w("\n(c) Deployment mode: per cycle (churn between cycles)\n")
+        w("%-10s %5s %13s %13s %13s %13s %13s %13s %6s %7s %9s\n" % (
+            "size", "cycle", "total", "cpu", "list", "decode", "decide", "evict", "LISTs", "WATCHes", "RSS"))
+        for r in results:
+            lp = r.get("loop")
+            if not lp:
+                continue
+            for i, c in enumerate(lp["perCycle"]):
+                w("%-10s %5d %13s %13s %13s %13s %13s %13s %6d %7d %9s\n" % (
+                    size_label(r["nodes"], r["pods"]) if i == 0 else "", i + 1, fmt(c["total"]), fmt(c["cpu"]),
+                    fmt(c["list"]), fmt(c["decode"]), fmt(c["decide"]), fmt(c["evict"]), c["lists"]["median"],
+                    c["watches"]["median"], fmt(c["rss"], digits=0)))
+            w("%-10s %5s peak RSS %s MB, RSS growth from cycle 2 to the last %+.1f%%, interval %gs, %s pods churned "
+              "per cycle\n" % ("", "", fmt(lp["peakRss"], digits=0), 100 * (lp["rssGrowth"] or 0), lp["interval"],
+                               lp["churned"][0] if lp["churned"] else 0))
+    if len(results) >= 2:
+        lo, hi = results[0], results[-1]
+        w("\nscale %s -> %s (pods x%.0f): " % (size_label(lo["nodes"], lo["pods"]), size_label(hi["nodes"], hi["pods"]),
+                                             hi["pods"] / lo["pods"]))
+        parts = []
+        for sec, key in (("simulate", "wall"), ("simulate", "rss"), ("oneshot", "wall"), ("oneshot", "cpu"),
+                         ("oneshot", "rss")):
+            if lo.get(sec) and hi.get(sec) and lo[sec][key]["median"]:
+                parts.append("%s %s x%.1f" % (sec, key, hi[sec][key]["median"] / lo[sec][key]["median"]))
+        w(", ".join(parts) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default=SIZES, help="comma-separated NODES:PODS:VMS (default %(default)s)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (default 3)")
+    ap.add_argument("--cycles", type=int, default=5, help="Deployment-mode cycles per run (default 5)")
+    ap.add_argument("--churn", type=float, default=0.01, help="share of the pods changed between cycles (0.01)")
+    ap.add_argument("--interval", type=float, default=0,
+                    help="Deployment-mode interval in seconds (default: 2x the one-shot wall + 1, at least 2)")
+    ap.add_argument("--only", default="simulate,floor,oneshot,loop",
+                    help="comma-separated subset of simulate,floor,oneshot,loop")
+    ap.add_argument("--binary", default=os.environ.get("DESCHEDULER", os.path.join(ROOT, "build", "descheduler")))
+    ap.add_argument("--out", default=os.path.join(HERE, "out"), help="where clusters and results go")
+    ap.add_argument("--json", help="write the results here (default OUT/results.json; - = stdout)")
+    ap.add_argument("--keep", action="store_true", help="keep each run's logs under OUT/bench-*")
+    a = ap.parse_args()
+    a.only = [x for x in a.only.split(",") if x]
+    bad = set(a.only) - {"simulate", "floor", "oneshot", "loop"}
+    if bad or a.repeat < 1 or a.cycles < 1:
+        ap.error("bad --only (%s), --repeat or --cycles" % ",".join(sorted(bad)))
+    if not os.access(a.binary, os.X_OK):
+        ap.error("no descheduler binary at %s: run make build (or set DESCHEDULER)" % a.binary)
+    if not os.access("/usr/bin/time", os.X_OK):
+        ap.error("GNU time is missing: apt-get install time (scripts/deps.sh bench)")
+    os.makedirs(a.out, exist_ok=True)
+    sizes = []
+    for s in a.sizes.split(","):
+        try:
+            n, p, v = (int(x) for x in s.split(":"))
+        except ValueError:
+            ap.error("--sizes: expected NODES:PODS:VMS, got %r" % s)
+        sizes.append((n, p, v))
+    started = time.monotonic()
+    results = []
+    for n, p, v in sizes:
+        t = time.monotonic()
+        r = bench_size(a, n, p, v)
+        r["benchSeconds"] = time.monotonic() - t
+        results.append(r)
+    print_table(results, a)
+    doc = {"binary": os.path.relpath(a.binary, ROOT) if a.binary.startswith(ROOT) else a.binary,
+           "repeat": a.repeat, "cycles": a.cycles, "churn": a.churn, "cpus": os.cpu_count(),
+           "seconds": time.monotonic() - started, "sizes": results}
+    text = json.dumps(doc, indent=1, sort_keys=True)
+    if a.json == "-":
+        print(text)
+    else:
+        path = a.json or os.path.join(a.out, "results.json")
+        with open(path, "w") as f:
+            f.write(text + "\n")
+        print("\nJSON: %s (%.0f s in all)" % (os.path.relpath(path), doc["seconds"]))
+
+
+if __name__ == "__main__":
+    main()
