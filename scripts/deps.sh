@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, from Debian's packages, only when missing.
 # Usage: scripts/deps.sh [build|test|bench]   (test = build + the programs the tests run;
-#        bench = build + what bench/run.sh runs: GNU time for peak RSS, curl, python3)
+#        bench = build + what bench/ runs: GNU time for peak RSS, curl, python3, and the JSON
+#        libraries bench/jsonlibs.sh compares)
 # buildah and ca-certificates: tests/cli/t0300-image.sh builds the container image
 # (scripts/build-image.sh) without a daemon or registry.
 #
@@ -17,7 +18,7 @@ build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-op
 test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes python3-yaml clang libclang-rt-14-dev
            buildah ca-certificates chromium valgrind)
 
-bench_pkgs=(python3 curl time)
+bench_pkgs=(python3 curl time libjson-c-dev libjansson-dev libcjson-dev)
 
 pkgs=("${build_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")

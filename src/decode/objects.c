@@ -88,6 +88,38 @@ static int want_seq(dctx *c, const doc_node *n, const char *path) {
 
 static size_t seq_len(const doc_node *n) { return n && n->type == DOC_SEQ ? n->n : 0; }
 
+/* "<prefix>[<i>]<suffix>" and "<a>.<b>" into buf, cut to cap as snprintf would: the paths
+ * errors name are built for every element read, so they are built without snprintf. */
+static const char *path_put(char *buf, size_t cap, size_t at, const char *s) {
+  size_t n = strlen(s);
+  if (at + n >= cap)
+    n = at < cap - 1 ? cap - 1 - at : 0;
+  memcpy(buf + at, s, n);
+  buf[at + n] = 0;
+  return buf;
+}
+
+static const char *path_at(char *buf, size_t cap, const char *prefix, size_t i,
+                           const char *suffix) {
+  char num[24];
+  size_t k = sizeof num;
+  num[--k] = 0;
+  num[--k] = ']';
+  do
+    num[--k] = (char)('0' + i % 10);
+  while ((i /= 10) != 0);
+  num[--k] = '[';
+  path_put(buf, cap, 0, prefix);
+  path_put(buf, cap, strlen(buf), num + k);
+  return path_put(buf, cap, strlen(buf), suffix);
+}
+
+static const char *path_join(char *buf, size_t cap, const char *a, const char *b) {
+  path_put(buf, cap, 0, a);
+  path_put(buf, cap, strlen(buf), ".");
+  return path_put(buf, cap, strlen(buf), b);
+}
+
 /* map[string]string (labels, annotations, nodeSelector) into a kvlist of interned strings */
 static int get_kvlist(dctx *c, const doc_node *n, const char *path, kvlist *out) {
   out->n = 0;
@@ -154,7 +186,7 @@ static int get_string_list(dctx *c, const doc_node *n, const char *path, const c
   for (size_t i = 0; i < n->n; i++) {
     if (n->items[i]->type != DOC_STR) {
       char p[512];
-      snprintf(p, sizeof p, "%s[%zu]", path, i);
+      path_at(p, sizeof p, path, i, "");
       return type_err(c, p, "a string", n->items[i]);
     }
     (*out)[i] = intern(c->m->strings, n->items[i]->text);
@@ -173,7 +205,7 @@ static int decode_taints(dctx *c, const doc_node *n, taint **out, size_t *count)
   for (size_t i = 0; i < *count; i++) {
     const doc_node *t = n->items[i];
     char p[128];
-    snprintf(p, sizeof p, "spec.taints[%zu]", i);
+    path_at(p, sizeof p, "spec.taints", i, "");
     if (want_map(c, t, p) < 0)
       return -1;
     const char *k, *v, *e;
@@ -193,7 +225,7 @@ static int decode_tolerations(dctx *c, const doc_node *n, toleration **out, size
   for (size_t i = 0; i < *count; i++) {
     const doc_node *t = n->items[i];
     char p[128];
-    snprintf(p, sizeof p, "spec.tolerations[%zu]", i);
+    path_at(p, sizeof p, "spec.tolerations", i, "");
     if (want_map(c, t, p) < 0)
       return -1;
     const char *k, *v, *e, *op;
@@ -222,10 +254,10 @@ static int decode_node_term(dctx *c, const doc_node *t, const char *path, node_t
   out->labels = ARENA_NEW(a, label_selector);
   out->fields = ARENA_NEW(a, label_selector);
   char p[512];
-  snprintf(p, sizeof p, "%s.matchExpressions", path);
+  path_join(p, sizeof p, path, "matchExpressions");
   if (selector_add_node_reqs(a, out->labels, doc_get(t, "matchExpressions"), p, c->err) < 0)
     return -1;
-  snprintf(p, sizeof p, "%s.matchFields", path);
+  path_join(p, sizeof p, path, "matchFields");
   if (selector_add_node_reqs(a, out->fields, doc_get(t, "matchFields"), p, c->err) < 0)
     return -1;
   out->empty = out->labels->n == 0 && out->fields->n == 0;
@@ -293,15 +325,15 @@ static int decode_anti_affinity(dctx *c, pod *p, const doc_node *paa) {
   for (size_t i = 0; i < p->nanti_affinity; i++) {
     const doc_node *t = req->items[i];
     char tp[256];
-    snprintf(tp, sizeof tp, "%s[%zu]", path, i);
+    path_at(tp, sizeof tp, path, i, "");
     if (want_map(c, t, tp) < 0)
       return -1;
     pod_affinity_term *term = &p->anti_affinity[i];
     char sp[300];
-    snprintf(sp, sizeof sp, "%s.labelSelector", tp);
+    path_join(sp, sizeof sp, tp, "labelSelector");
     if (selector_from_doc(c->m->mem, doc_get(t, "labelSelector"), sp, &term->selector, c->err) < 0)
       return -1;
-    snprintf(sp, sizeof sp, "%s.namespaces", tp);
+    path_join(sp, sizeof sp, tp, "namespaces");
     if (get_string_list(c, doc_get(t, "namespaces"), sp, &term->namespaces, &term->nnamespaces) < 0)
       return -1;
     if (get_str(c, doc_get(t, "topologyKey"), tp, &term->topology_key) < 0)
@@ -319,13 +351,13 @@ static int decode_spread(dctx *c, pod *p, const doc_node *list) {
   for (size_t i = 0; i < p->nspread; i++) {
     const doc_node *t = list->items[i];
     char tp[128];
-    snprintf(tp, sizeof tp, "spec.topologySpreadConstraints[%zu]", i);
+    path_at(tp, sizeof tp, "spec.topologySpreadConstraints", i, "");
     if (want_map(c, t, tp) < 0)
       return -1;
     spread_constraint *s = &p->spread[i];
     int64_t skew = 0;
     char sp[256];
-    snprintf(sp, sizeof sp, "%s.maxSkew", tp);
+    path_join(sp, sizeof sp, tp, "maxSkew");
     if (get_i64(c, doc_get(t, "maxSkew"), sp, &skew, NULL) < 0)
       return -1;
     s->max_skew = (int32_t)skew;
@@ -338,10 +370,10 @@ static int decode_spread(dctx *c, pod *p, const doc_node *list) {
     s->when_unsatisfiable = str_or(s->when_unsatisfiable, "");
     s->node_affinity_policy = str_or(s->node_affinity_policy, "");
     s->node_taints_policy = str_or(s->node_taints_policy, "");
-    snprintf(sp, sizeof sp, "%s.labelSelector", tp);
+    path_join(sp, sizeof sp, tp, "labelSelector");
     if (selector_from_doc(c->m->mem, doc_get(t, "labelSelector"), sp, &s->selector, c->err) < 0)
       return -1;
-    snprintf(sp, sizeof sp, "%s.matchLabelKeys", tp);
+    path_join(sp, sizeof sp, tp, "matchLabelKeys");
     if (get_string_list(c, doc_get(t, "matchLabelKeys"), sp, &s->match_label_keys,
                         &s->nmatch_label_keys) < 0)
       return -1;
@@ -358,7 +390,7 @@ static int decode_statuses(dctx *c, const doc_node *list, const char *path, cont
   for (size_t i = 0; i < *count; i++) {
     const doc_node *s = list->items[i];
     char p[160];
-    snprintf(p, sizeof p, "%s[%zu]", path, i);
+    path_at(p, sizeof p, path, i, "");
     if (want_map(c, s, p) < 0)
       return -1;
     container_status *cs = &(*out)[i];
@@ -404,15 +436,15 @@ static int read_containers(dctx *c, const doc_node *list, const char *path, ctr 
   for (size_t i = 0; i < *count; i++) {
     const doc_node *k = list->items[i];
     char p[160];
-    snprintf(p, sizeof p, "%s[%zu]", path, i);
+    path_at(p, sizeof p, path, i, "");
     if (want_map(c, k, p) < 0)
       return -1;
     const doc_node *res = doc_get(k, "resources");
     char rp[200];
-    snprintf(rp, sizeof rp, "%s.resources.requests", p);
+    path_join(rp, sizeof rp, p, "resources.requests");
     if (get_resources(c, doc_get(res, "requests"), rp, &(*out)[i].req) < 0)
       return -1;
-    snprintf(rp, sizeof rp, "%s.resources.limits", p);
+    path_join(rp, sizeof rp, p, "resources.limits");
     if (get_resources(c, doc_get(res, "limits"), rp, &(*out)[i].lim) < 0)
       return -1;
     if (init) {
@@ -622,7 +654,7 @@ static int decode_owners(dctx *c, pod *p, const doc_node *list) {
   for (size_t i = 0; i < p->nowners; i++) {
     const doc_node *o = list->items[i];
     char path[64];
-    snprintf(path, sizeof path, "metadata.ownerReferences[%zu]", i);
+    path_at(path, sizeof path, "metadata.ownerReferences", i, "");
     if (want_map(c, o, path) < 0)
       return -1;
     owner_ref *r = &p->owners[i];
@@ -651,7 +683,7 @@ static int decode_volumes(dctx *c, pod *p, const doc_node *vols) {
     if (!absent(pvc)) {
       const char *claim;
       char path[80];
-      snprintf(path, sizeof path, "spec.volumes[%zu].persistentVolumeClaim.claimName", i);
+      path_at(path, sizeof path, "spec.volumes", i, ".persistentVolumeClaim.claimName");
       if (get_str(c, doc_get(pvc, "claimName"), path, &claim) < 0)
         return -1;
       p->pvc_claims[p->npvc++] = str_or(claim, "");
@@ -708,7 +740,7 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   for (size_t i = 0; i < p->nconditions; i++) {
     const doc_node *k = conds->items[i];
     char path[64];
-    snprintf(path, sizeof path, "status.conditions[%zu]", i);
+    path_at(path, sizeof path, "status.conditions", i, "");
     pod_condition *pc = &p->conditions[i];
     if (want_map(c, k, path) < 0 || get_str(c, doc_get(k, "type"), path, &pc->type) < 0 ||
         get_str(c, doc_get(k, "status"), path, &pc->status) < 0 ||
@@ -777,7 +809,7 @@ static int decode_pod(dctx *c, const doc_node *obj) {
   p->images = ARENA_NEWN(m->mem, const char *, nreg ? nreg : 1);
   for (size_t i = 0; i < nreg; i++) {
     char path[64];
-    snprintf(path, sizeof path, "spec.containers[%zu].image", i);
+    path_at(path, sizeof path, "spec.containers", i, ".image");
     if (get_str(c, doc_get(ctrs->items[i], "image"), path, &p->images[i]) < 0)
       goto out;
     p->images[i] = str_or(p->images[i], "");
@@ -848,14 +880,14 @@ static int decode_pod_metrics(dctx *c, const doc_node *obj) {
   for (size_t i = 0; i < pm->ncontainers; i++) {
     char path[64];
     const doc_node *ct = list->items[i];
-    snprintf(path, sizeof path, "containers[%zu]", i);
+    path_at(path, sizeof path, "containers", i, "");
     if (want_map(c, ct, path) < 0)
       return -1;
-    snprintf(path, sizeof path, "containers[%zu].name", i);
+    path_at(path, sizeof path, "containers", i, ".name");
     if (get_str(c, doc_get(ct, "name"), path, &pm->containers[i].name) < 0)
       return -1;
     pm->containers[i].name = str_or(pm->containers[i].name, "");
-    snprintf(path, sizeof path, "containers[%zu].usage", i);
+    path_at(path, sizeof path, "containers", i, ".usage");
     if (get_resources(c, doc_get(ct, "usage"), path, &pm->containers[i].usage) < 0)
       return -1;
   }

@@ -55,13 +55,12 @@ void arena_reset(arena *a) {
   a->total = 0;
 }
 
-void *arena_alloc(arena *a, size_t size) {
-  const size_t align = sizeof(max_align_t);
-  size = (size + align - 1) & ~(align - 1);
-  if (size == 0)
-    size = align;
+/* Room for size bytes at alignment align (a power of two): in the head block, or in a new
+ * block (*out tells which). The block's `dirty` mark is brought up to date. */
+static void *take(arena *a, size_t size, size_t align, struct block **out) {
   struct block *b = a->head;
-  if (!b || b->size - b->used < size) {
+  size_t start = b ? (b->used + align - 1) & ~(align - 1) : 0;
+  if (!b || start > b->size || b->size - start < size) {
     size_t want = size > a->block_size ? size : a->block_size;
     /* fresh blocks come zeroed (large ones straight from the kernel), so only memory
      * handed out before a reset needs clearing again */
@@ -77,19 +76,39 @@ void *arena_alloc(arena *a, size_t size) {
       b->next = a->head;
       a->head = b;
     }
+    start = 0;
   }
-  void *p = (char *)b->data + b->used;
-  if (b->used < b->dirty)
-    memset(p, 0, b->dirty - b->used < size ? b->dirty - b->used : size);
-  b->used += size;
+  *out = b;
+  b->used = start + size;
+  a->total += size;
+  return (char *)b->data + start;
+}
+
+void *arena_alloc(arena *a, size_t size) {
+  const size_t align = sizeof(max_align_t);
+  size = (size + align - 1) & ~(align - 1);
+  if (size == 0)
+    size = align;
+  struct block *b;
+  char *p = take(a, size, align, &b);
+  size_t at = (size_t)(p - (char *)b->data);
+  if (at < b->dirty)
+    memset(p, 0, b->dirty - at < size ? b->dirty - at : size);
   if (b->used > b->dirty)
     b->dirty = b->used;
-  a->total += size;
+  return p;
+}
+
+void *arena_alloc_uninit(arena *a, size_t size, size_t align) {
+  struct block *b;
+  void *p = take(a, size ? size : 1, align, &b);
+  if (b->used > b->dirty)
+    b->dirty = b->used;
   return p;
 }
 
 char *arena_strndup(arena *a, const char *s, size_t len) {
-  char *p = arena_alloc(a, len + 1);
+  char *p = arena_alloc_uninit(a, len + 1, 1); /* strings need no alignment */
   memcpy(p, s, len);
   p[len] = 0;
   return p;

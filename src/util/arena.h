@@ -2,8 +2,8 @@
  *
  * The cluster model, a decoded policy and one cycle's scratch data each live in an arena:
  * objects are never freed one by one, the whole arena is reset or freed at once. Every
- * allocation is zeroed. Allocation failure aborts the process (out of memory is not a
- * recoverable condition for this program). */
+ * allocation is zeroed, except arena_alloc_uninit's. Allocation failure aborts the process
+ * (out of memory is not a recoverable condition for this program). */
 #ifndef DS_ARENA_H
 #define DS_ARENA_H
 
@@ -18,6 +18,9 @@ void arena_free(arena *a);
 void arena_reset(arena *a);
 /* Zeroed memory aligned for any type, valid until the arena is reset or freed. */
 void *arena_alloc(arena *a, size_t size);
+/* Memory at alignment align (a power of two, at most alignof(max_align_t)) that is NOT
+ * zeroed, for callers that fill all of it (the JSON reader's nodes and strings). */
+void *arena_alloc_uninit(arena *a, size_t size, size_t align);
 /* Copies (s, len) plus a terminating NUL into the arena. */
 char *arena_strndup(arena *a, const char *s, size_t len);
 char *arena_strdup(arena *a, const char *s);

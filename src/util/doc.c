@@ -7,6 +7,7 @@
  * handed to the callback one at a time and then forgotten. */
 #include "doc.h"
 
+#include "doc_fast.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -193,7 +194,7 @@ static int parse_int_text(const char *t, int base, int64_t *out, int *big) {
 }
 
 /* JSON number text: integer unless it has a fraction or exponent. */
-static void type_json_number(doc_node *n, const char *text) {
+void doc_type_json_number(doc_node *n, const char *text) {
   n->text = text;
   if (strpbrk(text, ".eE") == NULL && parse_int_text(text, 10, &n->v.i, &n->big) == 0) {
     n->type = DOC_INT;
@@ -487,7 +488,7 @@ static int j_bool(void *ctx, int v) {
 static int j_number(void *ctx, const char *s, size_t len) {
   builder *b = ctx;
   doc_node *n = new_node(b, DOC_INT, 0);
-  type_json_number(n, arena_strndup(arena_at(b, b->depth + 1), s, len));
+  doc_type_json_number(n, arena_strndup(arena_at(b, b->depth + 1), s, len));
   return add_node(b, n) == 0;
 }
 
@@ -631,8 +632,22 @@ int doc_parse_yaml(arena *a, const char *name, const char *buf, size_t len, doc_
 
 int doc_parse_json(arena *a, const char *name, const char *buf, size_t len, doc_node **root,
                    dserr *err) {
+  if (docf_parse(a, buf, len, root) == DOCF_OK)
+    return 0;
+  /* refused: yajl reads it, with its own message for what is malformed */
+  return doc_yajl_parse(a, name, buf, len, root, err);
+}
+
+int doc_yajl_parse(arena *a, const char *name, const char *buf, size_t len, doc_node **root,
+                   dserr *err) {
   mem_src m = {buf, len, 0};
   return parse_with(DOC_FMT_JSON, a, name, mem_read, &m, root, err);
+}
+
+int doc_yajl_stream(const char *name, const char *buf, size_t len, doc_item_cb cb, void *ctx,
+                    arena *hdr_arena, doc_node **header, dserr *err) {
+  mem_src m = {buf, len, 0};
+  return doc_stream_list(DOC_FMT_JSON, name, mem_read, &m, cb, ctx, hdr_arena, header, err);
 }
 
 int doc_parse_yaml_file(arena *a, const char *path, doc_node **root, dserr *err) {
@@ -674,14 +689,64 @@ int doc_stream_list(doc_format fmt, const char *name, doc_read_fn read, void *sr
   return rc;
 }
 
-int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t len,
-                      doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header, dserr *err) {
-  mem_src m = {buf, len, 0};
-  return doc_stream_list(fmt, name, mem_read, &m, cb, ctx, hdr_arena, header, err);
+/* After the fast reader refused a document halfway, yajl's reader reads it from the start:
+ * the items already handed over are not handed over again. */
+typedef struct {
+  doc_item_cb cb;
+  void *ctx;
+  size_t seen, skip;
+} resume_ctx;
+
+static int resume_item(void *ctx, doc_node *item, dserr *err) {
+  resume_ctx *r = ctx;
+  if (r->seen++ < r->skip)
+    return 0;
+  return r->cb(r->ctx, item, err);
 }
 
-int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,
-                    doc_node **header, dserr *err) {
+/* The fast reader on a JSON document: false (with *delivered items handed over) when yajl
+ * must read it, else true with the stream's result, as doc_stream_list gives it, in *result. */
+static bool stream_fast(const docf_source *src, const char *const *skip, doc_item_cb cb,
+                        void *ctx, arena *hdr_arena, doc_node **header, size_t *delivered,
+                        int *result, dserr *err) {
+  arena *own_hdr = hdr_arena ? NULL : arena_new(16 * 1024);
+  arena *item = arena_new(256 * 1024);
+  doc_node *root = NULL;
+  int cb_rc = 0;
+  int rc = docf_stream(src, skip, cb, ctx, hdr_arena ? hdr_arena : own_hdr, item, &root,
+                       delivered, &cb_rc, err);
+  arena_free(item);
+  arena_free(own_hdr);
+  if (rc == DOCF_REFUSED)
+    return false;
+  *result = rc == DOCF_STOPPED ? cb_rc : 0;
+  if (rc == DOCF_OK && header)
+    *header = hdr_arena ? root : NULL;
+  return true;
+}
+
+int doc_stream_memory_skipping(doc_format fmt, const char *name, const char *buf, size_t len,
+                               const char *const *skip, doc_item_cb cb, void *ctx,
+                               arena *hdr_arena, doc_node **header, dserr *err) {
+  size_t delivered = 0;
+  if (fmt == DOC_FMT_JSON) {
+    docf_source src = {buf, len, NULL, 0};
+    int rc;
+    if (stream_fast(&src, skip, cb, ctx, hdr_arena, header, &delivered, &rc, err))
+      return rc;
+  }
+  resume_ctx r = {cb, ctx, 0, delivered};
+  mem_src m = {buf, len, 0};
+  return doc_stream_list(fmt, name, mem_read, &m, resume_item, &r, hdr_arena, header, err);
+}
+
+int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t len,
+                      doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header, dserr *err) {
+  return doc_stream_memory_skipping(fmt, name, buf, len, NULL, cb, ctx, hdr_arena, header, err);
+}
+
+int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item_cb cb, void *ctx,
+                             arena *hdr_arena, doc_node **header, dserr *err) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return dserr_set(err, "%s: cannot open: %s", path, strerror(errno));
@@ -691,9 +756,25 @@ int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_aren
   while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
   doc_format fmt = (c == '{' || c == '[') ? DOC_FMT_JSON : DOC_FMT_YAML;
   rewind(f);
-  int rc = doc_stream_list(fmt, path, file_read, f, cb, ctx, hdr_arena, header, err);
+  size_t delivered = 0;
+  if (fmt == DOC_FMT_JSON) {
+    docf_source src = {NULL, 0, f, 0};
+    int rc;
+    if (stream_fast(&src, skip, cb, ctx, hdr_arena, header, &delivered, &rc, err)) {
+      fclose(f);
+      return rc;
+    }
+    rewind(f);
+  }
+  resume_ctx r = {cb, ctx, 0, delivered};
+  int rc = doc_stream_list(fmt, path, file_read, f, resume_item, &r, hdr_arena, header, err);
   fclose(f);
   return rc;
+}
+
+int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,
+                    doc_node **header, dserr *err) {
+  return doc_stream_file_skipping(path, NULL, cb, ctx, hdr_arena, header, err);
 }
 
 /* ---------- lookups ---------- */

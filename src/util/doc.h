@@ -73,6 +73,18 @@ int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t 
  * ('{' or '[' = JSON, anything else = YAML). */
 int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,
                     doc_node **header, dserr *err);
+/* The same, leaving parts of every object handed to cb that the caller never reads out of
+ * its tree: skip is a NULL-terminated list of paths from the object's root, map keys joined
+ * by '.', "[]" for every element of a list ("metadata.managedFields",
+ * "spec.containers[].env"); they apply to the header's root as well. Those parts are still
+ * read as JSON (a malformed one fails the stream as before). YAML, and JSON that the fast
+ * reader leaves to yajl (util/doc_fast.h), come whole: skipping saves work, it is no filter
+ * a caller may rely on. */
+int doc_stream_memory_skipping(doc_format fmt, const char *name, const char *buf, size_t len,
+                               const char *const *skip, doc_item_cb cb, void *ctx,
+                               arena *hdr_arena, doc_node **header, dserr *err);
+int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item_cb cb, void *ctx,
+                             arena *hdr_arena, doc_node **header, dserr *err);
 
 /* Lookups (NULL-safe: a NULL or non-map node yields NULL). */
 doc_node *doc_get(const doc_node *map, const char *key);

@@ -2,12 +2,16 @@
  * typed as go-yaml v2 types them (what upstream's policy decoding sees), JSON typing, the
  * streaming reader (items one at a time in a scratch arena, the header kept, a single object
  * as one item, any chunking of the input), and the error messages: malformed JSON with a
- * byte offset, truncated JSON, malformed YAML with a line, a second YAML document.
+ * byte offset, truncated JSON, malformed YAML with a line, a second YAML document. The fast
+ * JSON reader: the same trees as yajl's, what it leaves to yajl, files in windows of any
+ * size, skipped parts still checked, a refusal halfway handing each item over once.
  * Test files live in tests/data/unit/doc/. */
 #include "support/support.h"
 
 #include "../../src/util/arena.h"
 #include "../../src/util/doc.h"
+#include "../../src/util/doc_fast.h"
+#include "../../src/util/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -320,7 +324,8 @@ static void test_yaml_alias_bombs_and_cycles_refused(void **state) {
   assert_contains(err.msg, "alias-bomb.yaml: line ");
   assert_contains(err.msg, "the document contains excessive aliasing (alias *");
   assert_int_equal(doc_parse_yaml_file(test_mem, DATA "alias-cycle.yaml", &root, &err), -1);
-  assert_contains(err.msg, "alias-cycle.yaml: line 5: alias *m is inside the value of its own anchor");
+  assert_contains(err.msg,
+                  "alias-cycle.yaml: line 5: alias *m is inside the value of its own anchor");
   assert_contains(parse_error(DOC_FMT_YAML, "a: &a [*a]\n"),
                   "line 1: alias *a is inside the value of its own anchor");
   /* ordinary reuse: one anchored map used a hundred times is fine */
@@ -545,6 +550,142 @@ static void test_stream_files(void **state) {
   assert_int_equal(doc_get(root, "items")->n, 2);
 }
 
+/* ---------- the fast JSON reader (util/doc_fast.h) ---------- */
+
+/* What it accepts reads as yajl reads it, escapes and UTF-8 included. */
+static void test_fast_reader_same_trees(void **state) {
+  (void)state;
+  const char *docs[] = {list_json,
+                        "{\"s\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\\u2603 caf\xc3\xa9 "
+                        "\xf0\x9f\x98\x80\"}",
+                        "[0,-1,1.5,-2e3,1E+2,12345678901234567890123,true,false,null,{},[],\"\"]",
+                        " \n{\"a\" : [ 1 , { \"b\" : { } } ] }\t\r\n"};
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+    doc_node *fast = NULL, *slow = NULL;
+    dserr err;
+    assert_int_equal(docf_parse(test_mem, docs[i], strlen(docs[i]), &fast), DOCF_OK);
+    assert_int_equal(doc_yajl_parse(test_mem, "t", docs[i], strlen(docs[i]), &slow, &err), 0);
+    strbuf where = {0};
+    if (!doc_equal(fast, slow, &where))
+      fail_msg("document %zu differs at %s", i, sb_str(&where));
+    sb_free(&where);
+  }
+  /* refused, so yajl reads them: a surrogate pair, NUL, \v as whitespace, deep nesting, and
+   * whatever is malformed */
+  const char *refused[] = {"\"\\ud83d\\ude00\"", "\"\\u0000\"", "\v1", "{\"a\":1,}", "[1 2]",
+                           "\"\xc0\x80\"",       "01",          "",    "{\"a\":1}x"};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    doc_node *root = NULL;
+    assert_int_equal(docf_parse(test_mem, refused[i], strlen(refused[i]), &root), DOCF_REFUSED);
+  }
+  char deep[2 * DOCF_MAX_DEPTH + 8];
+  memset(deep, '[', DOCF_MAX_DEPTH + 1);
+  memset(deep + DOCF_MAX_DEPTH + 1, ']', DOCF_MAX_DEPTH + 1);
+  doc_node *root = NULL;
+  assert_int_equal(docf_parse(test_mem, deep, 2 * DOCF_MAX_DEPTH + 2, &root), DOCF_REFUSED);
+  /* ...and doc_parse_json still reads them as before */
+  dserr err;
+  assert_int_equal(doc_parse_json(test_mem, "t", deep, 2 * DOCF_MAX_DEPTH + 2, &root, &err), 0);
+  assert_int_equal(doc_parse_json(test_mem, "t", "\"\\ud83d\\ude00\"", 14, &root, &err), 0);
+  assert_string_equal(root->text, "\xf0\x9f\x98\x80");
+}
+
+static int stream_file_window(const char *text, size_t window, const char *const *skip,
+                              collected *c, doc_node **root) {
+  FILE *f = fmemopen((void *)text, strlen(text), "rb");
+  assert_non_null(f);
+  docf_source src = {NULL, 0, f, window};
+  arena *item = arena_new(4096);
+  size_t delivered = 0;
+  int cb_rc = 0;
+  dserr err;
+  memset(c, 0, sizeof *c);
+  int rc = docf_stream(&src, skip, collect, c, test_mem, item, root, &delivered, &cb_rc, &err);
+  assert_int_equal((int)delivered, c->count);
+  arena_free(item);
+  fclose(f);
+  return rc;
+}
+
+/* A file read in windows of any size gives what memory gives, each item once. */
+static void test_fast_stream_windows(void **state) {
+  (void)state;
+  size_t windows[] = {1, 2, 3, 5, 16, 64, 0};
+  for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+    collected c;
+    doc_node *root = NULL;
+    assert_int_equal(stream_file_window(list_json, windows[k], NULL, &c, &root), DOCF_OK);
+    assert_int_equal(c.count, 3);
+    assert_string_equal(c.names[2], "a-very-long-pod-name-that-spans-chunks");
+    assert_string_equal(doc_str(doc_path(root, "after", "nested", "deep", NULL)), "kept");
+    assert_int_equal(doc_get(root, "items")->n, 0);
+    /* a document cut short is refused (yajl then says where it ends) */
+    char cut[256];
+    snprintf(cut, sizeof cut, "%.*s", (int)strlen(list_json) - 5, list_json);
+    assert_int_equal(stream_file_window(cut, windows[k], NULL, &c, &root), DOCF_REFUSED);
+  }
+}
+
+typedef struct {
+  int count;
+  bool saw_managed;
+  char pods[4][64];
+} page_items;
+
+static int note_item(void *ctx, doc_node *item, dserr *err) {
+  (void)err;
+  page_items *p = ctx;
+  if (doc_path(item, "metadata", "managedFields", NULL))
+    p->saw_managed = true;
+  if (p->count < 4)
+    snprintf(p->pods[p->count], sizeof p->pods[0], "%s",
+             doc_str(doc_path(item, "metadata", "name", NULL)));
+  p->count++;
+  return 0;
+}
+
+/* Skipped parts are not built but still checked; a refusal halfway hands each item over once. */
+static void test_fast_stream_skips_and_resumes(void **state) {
+  (void)state;
+  static const char *const skip[] = {"metadata.managedFields", NULL};
+  const char *page = "{\"metadata\":{\"continue\":\"c\"},\"items\":["
+                     "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"f:spec\":{}}]}},"
+                     "{\"metadata\":{\"name\":\"b\",\"managedFields\":[]}}]}";
+  page_items p = {0};
+  doc_node *header = NULL;
+  dserr err;
+  assert_int_equal(doc_stream_memory_skipping(DOC_FMT_JSON, "page", page, strlen(page), skip,
+                                              note_item, &p, test_mem, &header, &err),
+                   0);
+  assert_int_equal(p.count, 2);
+  assert_false(p.saw_managed);
+  assert_string_equal(doc_str(doc_path(header, "metadata", "continue", NULL)), "c");
+  /* malformed inside a skipped part: yajl's message, as without skipping */
+  const char *bad = "{\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"x\":1,}]}}]}";
+  char with[DSERR_MAX], without[DSERR_MAX];
+  memset(&p, 0, sizeof p);
+  assert_int_equal(doc_stream_memory_skipping(DOC_FMT_JSON, "page", bad, strlen(bad), skip,
+                                              note_item, &p, NULL, NULL, &err),
+                   -1);
+  snprintf(with, sizeof with, "%s", err.msg);
+  assert_int_equal(doc_yajl_stream("page", bad, strlen(bad), note_item, &p, NULL, NULL, &err), -1);
+  snprintf(without, sizeof without, "%s", err.msg);
+  assert_string_equal(with, without);
+  assert_contains(with, "page: invalid JSON near byte ");
+  /* the second item holds what the fast reader leaves to yajl (a surrogate pair) */
+  const char *mixed =
+      "{\"items\":[{\"metadata\":{\"name\":\"one\"}},"
+      "{\"metadata\":{\"name\":\"\\ud83d\\ude00\"}},{\"metadata\":{\"name\":\"three\"}}]}";
+  memset(&p, 0, sizeof p);
+  assert_int_equal(doc_stream_memory_skipping(DOC_FMT_JSON, "page", mixed, strlen(mixed), skip,
+                                              note_item, &p, NULL, NULL, &err),
+                   0);
+  assert_int_equal(p.count, 3);
+  assert_string_equal(p.pods[0], "one");
+  assert_string_equal(p.pods[1], "\xf0\x9f\x98\x80");
+  assert_string_equal(p.pods[2], "three");
+}
+
 /* A tree read from the API written back: keys sorted (as Go's encoding/json writes maps),
  * numbers as written, even an integer too big for int64. */
 static void test_write_json(void **state) {
@@ -556,7 +697,8 @@ static void test_write_json(void **state) {
   assert_int_equal(doc_parse_json(a, "t", in, strlen(in), &root, &err), 0);
   strbuf sb = {0};
   doc_write_json(&sb, root, 0);
-  assert_string_equal(sb_str(&sb), "{\"a\":{},\"b\":[1,2.5,\"x\",true,null],\"big\":123456789012345678901234}");
+  assert_string_equal(sb_str(&sb),
+                      "{\"a\":{},\"b\":[1,2.5,\"x\",true,null],\"big\":123456789012345678901234}");
   sb_clear(&sb);
   doc_write_json(&sb, doc_get(root, "b"), 2);
   assert_string_equal(sb_str(&sb), "[\n  1,\n  2.5,\n  \"x\",\n  true,\n  null\n]");
@@ -584,6 +726,9 @@ int main(void) {
       cmocka_unit_test(test_stream_stops_on_callback_error),
       cmocka_unit_test(test_stream_errors),
       cmocka_unit_test(test_stream_files),
+      cmocka_unit_test(test_fast_reader_same_trees),
+      cmocka_unit_test(test_fast_stream_windows),
+      cmocka_unit_test(test_fast_stream_skips_and_resumes),
       cmocka_unit_test(test_write_json),
   };
   return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);

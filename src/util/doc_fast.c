@@ -1,0 +1,751 @@
+/* doc_fast.c - the fast JSON reader; see doc_fast.h for what it accepts and why.
+ *
+ * Recursive descent over a buffer. Children of open containers collect on one heap stack and
+ * are copied into the arena when their container closes, as the yajl tree builder does, so
+ * the trees are the same node for node. Skipped parts go through the same grammar checks
+ * with nothing built. A streamed file is read in windows: each unit (the root's opening, one
+ * root key with its value, one list item) is parsed from its first byte again when the
+ * window ended inside it, after the window has been refilled (and doubled when the unit
+ * alone fills it). */
+#include "doc_fast.h"
+
+#include "xalloc.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* bytes that stand for themselves inside a string: printable ASCII but '"' and '\\' */
+static const unsigned char plain[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* ---------- skip rules: a trie of map keys, "[]" for the elements of a list ---------- */
+
+typedef struct skip_node {
+  char *key;
+  bool skip; /* leave this value out */
+  struct skip_node *kids;
+  size_t nkids;
+} skip_node;
+
+static skip_node *skip_child(skip_node *n, const char *key, size_t len, bool add) {
+  for (size_t i = 0; i < n->nkids; i++)
+    if (strlen(n->kids[i].key) == len && memcmp(n->kids[i].key, key, len) == 0)
+      return &n->kids[i];
+  if (!add)
+    return NULL;
+  n->kids = xrealloc(n->kids, (n->nkids + 1) * sizeof *n->kids);
+  skip_node *k = &n->kids[n->nkids++];
+  memset(k, 0, sizeof *k);
+  k->key = xmalloc(len + 1);
+  memcpy(k->key, key, len);
+  k->key[len] = 0;
+  return k;
+}
+
+/* "spec.containers[].env" -> spec / containers / [] / env (skip) */
+static void skip_add(skip_node *root, const char *path) {
+  skip_node *n = root;
+  const char *s = path;
+  while (*s) {
+    const char *e = s + strcspn(s, ".[");
+    n = skip_child(n, s, (size_t)(e - s), true);
+    while (e[0] == '[' && e[1] == ']') {
+      n = skip_child(n, "[]", 2, true);
+      e += 2;
+    }
+    s = *e == '.' ? e + 1 : e;
+  }
+  if (n != root)
+    n->skip = true;
+}
+
+static void skip_free(skip_node *n) {
+  for (size_t i = 0; i < n->nkids; i++) {
+    skip_free(&n->kids[i]);
+    free(n->kids[i].key);
+  }
+  free(n->kids);
+}
+
+static const skip_node *skip_find(const skip_node *n, const char *key, size_t len) {
+  if (!n)
+    return NULL;
+  for (size_t i = 0; i < n->nkids; i++)
+    if (n->kids[i].key[0] == key[0] && strlen(n->kids[i].key) == len &&
+        memcmp(n->kids[i].key, key, len) == 0)
+      return &n->kids[i];
+  return NULL;
+}
+
+/* ---------- the reader ---------- */
+
+typedef struct {
+  const unsigned char *p, *end;
+  bool at_eof; /* end is the end of the document; else the window may go on (DOCF_MORE) */
+  arena *a;
+  void **kids; /* children of open containers (maps: key, value, key, value...) */
+  size_t nkids, capkids;
+  char *sbuf; /* an escaped string, unescaped */
+  size_t scap;
+  int depth;
+} rd;
+
+#define OUT_OF_INPUT(r) ((r)->at_eof ? DOCF_REFUSED : DOCF_MORE)
+
+static inline void ws(rd *r) {
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+    r->p++;
+}
+
+static void push_kid(rd *r, void *k) {
+  if (r->nkids == r->capkids) {
+    r->capkids = r->capkids ? r->capkids * 2 : 256;
+    r->kids = xrealloc(r->kids, r->capkids * sizeof *r->kids);
+  }
+  r->kids[r->nkids++] = k;
+}
+
+static doc_node *new_node(rd *r, doc_type t) {
+  doc_node *n = arena_alloc_uninit(r->a, sizeof *n, alignof(doc_node));
+  memset(n, 0, sizeof *n);
+  n->type = t;
+  return n;
+}
+
+/* Length of the strict UTF-8 sequence at p (its lead byte >= 0x80): 0 = invalid (or one
+ * yajl might read otherwise), -1 = cut by the end of the window. */
+static int utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  int n;
+  unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0)
+      lo = 0xA0;
+    else if (c == 0xED)
+      hi = 0x9F; /* no encoded surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F;
+  } else
+    return 0;
+  if (end - p < n)
+    return -1;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (int i = 2; i < n; i++)
+    if ((p[i] & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+static int hex4(const unsigned char *p, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned c = p[i], d;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return -1;
+    v = v << 4 | d;
+  }
+  *out = v;
+  return 0;
+}
+
+static void sbuf_put(rd *r, size_t *n, const void *s, size_t len) {
+  if (*n + len + 1 > r->scap) {
+    while (*n + len + 1 > r->scap)
+      r->scap = r->scap ? r->scap * 2 : 1024;
+    r->sbuf = xrealloc(r->sbuf, r->scap);
+  }
+  memcpy(r->sbuf + *n, s, len);
+  *n += len;
+}
+
+/* The string at r->p (a '"'). With out, its unescaped text is copied into the arena. */
+static int read_string(rd *r, const char **out) {
+  const unsigned char *p = r->p + 1, *end = r->end, *run = p;
+  size_t n = 0;
+  bool escaped = false;
+  for (;;) {
+    while (p < end && plain[*p])
+      p++;
+    if (p >= end)
+      return OUT_OF_INPUT(r);
+    unsigned c = *p;
+    if (c == '"')
+      break;
+    if (c >= 0x80) {
+      int k = utf8_len(p, end);
+      if (k == 0)
+        return DOCF_REFUSED;
+      if (k < 0)
+        return OUT_OF_INPUT(r);
+      p += k;
+      continue;
+    }
+    if (c != '\\')
+      return DOCF_REFUSED; /* a control character */
+    if (end - p < 2)
+      return OUT_OF_INPUT(r);
+    if (out) {
+      if (!escaped)
+        n = 0;
+      sbuf_put(r, &n, run, (size_t)(p - run));
+    }
+    escaped = true;
+    char one;
+    switch (p[1]) {
+    case '"': one = '"'; break;
+    case '\\': one = '\\'; break;
+    case '/': one = '/'; break;
+    case 'b': one = '\b'; break;
+    case 'f': one = '\f'; break;
+    case 'n': one = '\n'; break;
+    case 'r': one = '\r'; break;
+    case 't': one = '\t'; break;
+    case 'u': {
+      if (end - p < 6)
+        return OUT_OF_INPUT(r);
+      unsigned cp;
+      /* NUL and surrogates: yajl has its own ways with them, so it reads those strings */
+      if (hex4(p + 2, &cp) < 0 || cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF))
+        return DOCF_REFUSED;
+      if (out) {
+        unsigned char u[3];
+        size_t k;
+        if (cp < 0x80) {
+          u[0] = (unsigned char)cp;
+          k = 1;
+        } else if (cp < 0x800) {
+          u[0] = (unsigned char)(cp >> 6 | 0xC0);
+          u[1] = (unsigned char)((cp & 0x3F) | 0x80);
+          k = 2;
+        } else {
+          u[0] = (unsigned char)(cp >> 12 | 0xE0);
+          u[1] = (unsigned char)((cp >> 6 & 0x3F) | 0x80);
+          u[2] = (unsigned char)((cp & 0x3F) | 0x80);
+          k = 3;
+        }
+        sbuf_put(r, &n, u, k);
+      }
+      p += 6;
+      run = p;
+      continue;
+    }
+    default: return DOCF_REFUSED;
+    }
+    if (out)
+      sbuf_put(r, &n, &one, 1);
+    p += 2;
+    run = p;
+  }
+  if (out) {
+    if (escaped) {
+      sbuf_put(r, &n, run, (size_t)(p - run));
+      *out = arena_strndup(r->a, r->sbuf, n);
+    } else {
+      *out = arena_strndup(r->a, (const char *)r->p + 1, (size_t)(p - r->p - 1));
+    }
+  }
+  r->p = p + 1;
+  return DOCF_OK;
+}
+
+/* A number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; *len its length. */
+static int read_number(rd *r, size_t *len) {
+  const unsigned char *p = r->p, *end = r->end;
+#define DIGIT(q) ((q) < end && *(q) >= '0' && *(q) <= '9')
+  if (p < end && *p == '-')
+    p++;
+  if (p >= end)
+    return OUT_OF_INPUT(r);
+  if (*p == '0')
+    p++;
+  else if (DIGIT(p))
+    while (DIGIT(p))
+      p++;
+  else
+    return DOCF_REFUSED;
+  if (p < end && *p == '.') {
+    p++;
+    if (!DIGIT(p))
+      return p >= end ? OUT_OF_INPUT(r) : DOCF_REFUSED;
+    while (DIGIT(p))
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (!DIGIT(p))
+      return p >= end ? OUT_OF_INPUT(r) : DOCF_REFUSED;
+    while (DIGIT(p))
+      p++;
+  }
+#undef DIGIT
+  if (p >= end && !r->at_eof)
+    return DOCF_MORE; /* the number may go on in the next window */
+  *len = (size_t)(p - r->p);
+  return DOCF_OK;
+}
+
+static int read_literal(rd *r, doc_node **out) {
+  static const struct {
+    const char *text;
+    size_t len;
+    doc_type type;
+    int b;
+  } lits[] = {{"true", 4, DOC_BOOL, 1}, {"false", 5, DOC_BOOL, 0}, {"null", 4, DOC_NULL, 0}};
+  for (size_t i = 0; i < 3; i++) {
+    if (*r->p != lits[i].text[0])
+      continue;
+    size_t have = (size_t)(r->end - r->p);
+    if (memcmp(r->p, lits[i].text, have < lits[i].len ? have : lits[i].len) != 0)
+      return DOCF_REFUSED;
+    if (have < lits[i].len)
+      return OUT_OF_INPUT(r);
+    r->p += lits[i].len;
+    if (out) {
+      doc_node *n = new_node(r, lits[i].type);
+      n->v.b = lits[i].b;
+      n->text = lits[i].type == DOC_NULL ? "null" : lits[i].b ? "true" : "false";
+      *out = n;
+    }
+    return DOCF_OK;
+  }
+  return DOCF_REFUSED;
+}
+
+static int read_value(rd *r, const skip_node *rule, doc_node **out);
+
+/* After a member or element: ',' (then more) or the closing byte. 1 = closed, 0 = more. */
+static int next_or_close(rd *r, unsigned char close) {
+  ws(r);
+  if (r->p >= r->end)
+    return OUT_OF_INPUT(r);
+  if (*r->p == ',') {
+    r->p++;
+    ws(r);
+    if (r->p >= r->end)
+      return OUT_OF_INPUT(r);
+    return 0;
+  }
+  if (*r->p == close) {
+    r->p++;
+    return 1;
+  }
+  return DOCF_REFUSED;
+}
+
+static int read_map(rd *r, const skip_node *rule, doc_node **out) {
+  size_t base = r->nkids;
+  r->p++;
+  ws(r);
+  if (r->p >= r->end)
+    return OUT_OF_INPUT(r);
+  int rc = DOCF_OK;
+  if (*r->p == '}') {
+    r->p++;
+  } else {
+    for (;;) {
+      if (*r->p != '"') {
+        rc = DOCF_REFUSED;
+        break;
+      }
+      const char *key = NULL;
+      if ((rc = read_string(r, out ? &key : NULL)) != DOCF_OK)
+        break;
+      ws(r);
+      if (r->p >= r->end || *r->p != ':') {
+        rc = r->p >= r->end ? OUT_OF_INPUT(r) : DOCF_REFUSED;
+        break;
+      }
+      r->p++;
+      ws(r);
+      if (r->p >= r->end) {
+        rc = OUT_OF_INPUT(r);
+        break;
+      }
+      const skip_node *kid = rule && out ? skip_find(rule, key, strlen(key)) : NULL;
+      doc_node *v = NULL;
+      if ((rc = read_value(r, kid, out && !(kid && kid->skip) ? &v : NULL)) != DOCF_OK)
+        break;
+      if (out && v) {
+        push_kid(r, (void *)key);
+        push_kid(r, v);
+      }
+      int more = next_or_close(r, '}');
+      if (more < 0) {
+        rc = more;
+        break;
+      }
+      if (more == 1)
+        break;
+    }
+  }
+  if (rc == DOCF_OK && out) {
+    doc_node *n = new_node(r, DOC_MAP);
+    n->n = (r->nkids - base) / 2;
+    n->pairs = arena_alloc_uninit(r->a, (n->n ? n->n : 1) * sizeof *n->pairs, alignof(doc_pair));
+    if (!n->n)
+      memset(n->pairs, 0, sizeof *n->pairs);
+    for (size_t i = 0; i < n->n; i++) {
+      n->pairs[i].key = r->kids[base + 2 * i];
+      n->pairs[i].value = r->kids[base + 2 * i + 1];
+    }
+    *out = n;
+  }
+  r->nkids = base;
+  return rc;
+}
+
+static int read_seq(rd *r, const skip_node *rule, doc_node **out) {
+  size_t base = r->nkids;
+  const skip_node *each = skip_find(rule, "[]", 2);
+  r->p++;
+  ws(r);
+  if (r->p >= r->end)
+    return OUT_OF_INPUT(r);
+  int rc = DOCF_OK;
+  if (*r->p == ']') {
+    r->p++;
+  } else {
+    for (;;) {
+      doc_node *v = NULL;
+      if ((rc = read_value(r, each, out ? &v : NULL)) != DOCF_OK)
+        break;
+      if (out)
+        push_kid(r, v);
+      int more = next_or_close(r, ']');
+      if (more < 0) {
+        rc = more;
+        break;
+      }
+      if (more == 1)
+        break;
+    }
+  }
+  if (rc == DOCF_OK && out) {
+    doc_node *n = new_node(r, DOC_SEQ);
+    n->n = r->nkids - base;
+    n->items = arena_alloc_uninit(r->a, (n->n ? n->n : 1) * sizeof *n->items, alignof(doc_node *));
+    if (n->n)
+      memcpy(n->items, r->kids + base, n->n * sizeof *n->items);
+    else
+      n->items[0] = NULL;
+    *out = n;
+  }
+  r->nkids = base;
+  return rc;
+}
+
+/* One value at r->p (not whitespace). out NULL = check it and build nothing. */
+static int read_value(rd *r, const skip_node *rule, doc_node **out) {
+  int rc;
+  switch (*r->p) {
+  case '{':
+  case '[':
+    if (++r->depth > DOCF_MAX_DEPTH)
+      return DOCF_REFUSED;
+    rc = *r->p == '{' ? read_map(r, rule, out) : read_seq(r, rule, out);
+    r->depth--;
+    return rc;
+  case '"': {
+    const char *s = NULL;
+    if ((rc = read_string(r, out ? &s : NULL)) != DOCF_OK)
+      return rc;
+    if (out) {
+      doc_node *n = new_node(r, DOC_STR);
+      n->text = s;
+      *out = n;
+    }
+    return DOCF_OK;
+  }
+  case 't':
+  case 'f':
+  case 'n': return read_literal(r, out);
+  default: {
+    size_t len;
+    if ((rc = read_number(r, &len)) != DOCF_OK)
+      return rc;
+    if (out) {
+      doc_node *n = new_node(r, DOC_INT);
+      doc_type_json_number(n, arena_strndup(r->a, (const char *)r->p, len));
+      *out = n;
+    }
+    r->p += len;
+    return DOCF_OK;
+  }
+  }
+}
+
+static void rd_free(rd *r) {
+  free(r->kids);
+  free(r->sbuf);
+}
+
+int docf_parse(arena *a, const char *buf, size_t len, doc_node **root) {
+  rd r = {0};
+  r.p = (const unsigned char *)buf;
+  r.end = r.p + len;
+  r.at_eof = true;
+  r.a = a;
+  ws(&r);
+  int rc = r.p < r.end ? read_value(&r, NULL, root) : DOCF_REFUSED;
+  if (rc == DOCF_OK) {
+    ws(&r);
+    if (r.p != r.end)
+      rc = DOCF_REFUSED;
+  }
+  rd_free(&r);
+  return rc == DOCF_OK ? DOCF_OK : DOCF_REFUSED;
+}
+
+/* ---------- streaming ---------- */
+
+typedef struct {
+  const docf_source *src;
+  unsigned char *own; /* the file's window */
+  size_t cap, len;
+  bool eof, failed;
+} window;
+
+/* Keeps the window's bytes from offset keep on and reads more behind them. */
+static void refill(window *w, rd *r, size_t keep) {
+  memmove(w->own, w->own + keep, w->len - keep);
+  w->len -= keep;
+  if (w->len == w->cap) {
+    w->cap *= 2;
+    w->own = xrealloc(w->own, w->cap);
+  }
+  size_t n = fread(w->own + w->len, 1, w->cap - w->len, w->src->file);
+  if (n == 0) {
+    w->eof = true;
+    w->failed = ferror(w->src->file) != 0;
+  }
+  w->len += n;
+  r->p = w->own;
+  r->end = w->own + w->len;
+  r->at_eof = w->eof;
+}
+
+int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb, void *ctx,
+                arena *hdr, arena *item_arena, doc_node **root, size_t *delivered, int *cb_rc,
+                dserr *err) {
+  skip_node rules = {0};
+  for (size_t i = 0; skip && skip[i]; i++)
+    skip_add(&rules, skip[i]);
+  window w = {src, NULL, 0, 0, true, false};
+  rd r = {0};
+  if (src->mem) {
+    r.p = (const unsigned char *)src->mem;
+    r.end = r.p + src->mem_len;
+    r.at_eof = true;
+  } else {
+    w.cap = src->window ? src->window : 4u << 20;
+    w.own = xmalloc(w.cap);
+    w.eof = false;
+    refill(&w, &r, 0);
+  }
+  void **root_kids = NULL;
+  size_t nroot = 0, caproot = 0;
+  bool streamed = false, opened = false;
+  int rc = DOCF_OK;
+  *cb_rc = 0;
+  /* each pass of the loop reads one unit from cp; a unit cut by the window is read again */
+  for (;;) {
+    const unsigned char *cp = r.p;
+    r.a = hdr;
+    ws(&r);
+    if (r.p >= r.end) {
+      rc = OUT_OF_INPUT(&r);
+    } else if (!opened) {
+      if (*r.p != '{') {
+        rc = DOCF_REFUSED;
+      } else {
+        r.p++;
+        ws(&r);
+        if (r.p >= r.end)
+          rc = OUT_OF_INPUT(&r);
+        else if (*r.p == '}') {
+          r.p++;
+          opened = true;
+          break;
+        } else
+          opened = true;
+      }
+    } else if (*r.p != '"') {
+      rc = DOCF_REFUSED;
+    } else {
+      /* "key": value, then ',' or '}' */
+      const char *key;
+      if ((rc = read_string(&r, &key)) == DOCF_OK) {
+        ws(&r);
+        if (r.p >= r.end || *r.p != ':')
+          rc = r.p >= r.end ? OUT_OF_INPUT(&r) : DOCF_REFUSED;
+        else {
+          r.p++;
+          ws(&r);
+          if (r.p >= r.end)
+            rc = OUT_OF_INPUT(&r);
+        }
+      }
+      if (rc == DOCF_OK && strcmp(key, "items") == 0 && (streamed || *r.p == '[')) {
+        if (streamed) {
+          rc = DOCF_REFUSED; /* a second items: yajl's reader decides what it means */
+        } else {
+          /* the items, one unit each */
+          r.p++;
+          const unsigned char *icp = r.p;
+          bool first = true, closed = false;
+          while (rc == DOCF_OK && !closed) {
+            r.a = item_arena;
+            icp = r.p;
+            ws(&r);
+            if (r.p >= r.end) {
+              rc = OUT_OF_INPUT(&r);
+            } else if (first && *r.p == ']') {
+              r.p++;
+              closed = true;
+              break;
+            } else {
+              doc_node *item = NULL;
+              rc = read_value(&r, &rules, &item);
+              int more = rc == DOCF_OK ? next_or_close(&r, ']') : rc;
+              if (more < 0)
+                rc = more;
+              if (rc == DOCF_OK) {
+                first = false;
+                closed = more == 1;
+                *cb_rc = cb(ctx, item, err);
+                ++*delivered;
+                arena_reset(item_arena);
+                if (*cb_rc) {
+                  rc = DOCF_STOPPED;
+                  break;
+                }
+                continue;
+              }
+            }
+            arena_reset(item_arena);
+            if (rc == DOCF_MORE) {
+              refill(&w, &r, (size_t)(icp - w.own));
+              rc = DOCF_OK;
+            }
+          }
+          if (rc == DOCF_OK) {
+            r.a = hdr;
+            doc_node *empty = new_node(&r, DOC_SEQ);
+            empty->items = arena_alloc(hdr, sizeof *empty->items);
+            streamed = true;
+            if (nroot + 2 > caproot) {
+              caproot = caproot ? caproot * 2 : 16;
+              root_kids = xrealloc(root_kids, caproot * sizeof *root_kids);
+            }
+            root_kids[nroot++] = (void *)key;
+            root_kids[nroot++] = empty;
+            /* the items are handed over: a window ending here refills from the separator */
+            int more;
+            for (;;) {
+              const unsigned char *sep = r.p;
+              more = next_or_close(&r, '}');
+              if (more != DOCF_MORE)
+                break;
+              refill(&w, &r, (size_t)(sep - w.own));
+            }
+            if (more < 0)
+              rc = more;
+            else if (more == 1)
+              break;
+            continue;
+          }
+        }
+      } else if (rc == DOCF_OK) {
+        /* the rules hold for the root too: a lone object is the one item */
+        const skip_node *kid = skip_find(&rules, key, strlen(key));
+        doc_node *v = NULL;
+        rc = read_value(&r, kid, kid && kid->skip ? NULL : &v);
+        int more = rc == DOCF_OK ? next_or_close(&r, '}') : rc;
+        if (more < 0)
+          rc = more;
+        if (rc == DOCF_OK && !v) {
+          if (more == 1)
+            break;
+          continue;
+        }
+        if (rc == DOCF_OK) {
+          if (nroot + 2 > caproot) {
+            caproot = caproot ? caproot * 2 : 16;
+            root_kids = xrealloc(root_kids, caproot * sizeof *root_kids);
+          }
+          root_kids[nroot++] = (void *)key;
+          root_kids[nroot++] = v;
+          if (more == 1)
+            break;
+          continue;
+        }
+      }
+    }
+    if (rc == DOCF_MORE && !src->mem) {
+      refill(&w, &r, (size_t)(cp - w.own));
+      rc = DOCF_OK;
+      continue;
+    }
+    if (rc != DOCF_OK)
+      break;
+  }
+  if (rc == DOCF_OK) {
+    for (;;) { /* only whitespace may follow */
+      ws(&r);
+      if (r.p < r.end || r.at_eof)
+        break;
+      refill(&w, &r, (size_t)(r.p - w.own));
+    }
+    if (r.p != r.end || w.failed)
+      rc = DOCF_REFUSED;
+  }
+  if (rc == DOCF_OK) {
+    r.a = hdr;
+    doc_node *n = new_node(&r, DOC_MAP);
+    n->n = nroot / 2;
+    n->pairs = arena_alloc(hdr, (n->n ? n->n : 1) * sizeof *n->pairs);
+    for (size_t i = 0; i < n->n; i++) {
+      n->pairs[i].key = root_kids[2 * i];
+      n->pairs[i].value = root_kids[2 * i + 1];
+    }
+    *root = n;
+    if (!streamed) {
+      /* no items: the document is one object */
+      *cb_rc = cb(ctx, n, err);
+      ++*delivered;
+      if (*cb_rc)
+        rc = DOCF_STOPPED;
+    }
+  }
+  free(root_kids);
+  free(w.own);
+  rd_free(&r);
+  skip_free(&rules);
+  return rc == DOCF_OK || rc == DOCF_STOPPED ? rc : DOCF_REFUSED;
+}
