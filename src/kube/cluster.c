@@ -7,6 +7,7 @@
 #include "../util/doc.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
+#include "pager.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,62 +102,28 @@ out:
 
 /* ---------- reading the cluster ---------- */
 
-/* One page's body: hand its items on and return the list's continue token (heap, NULL at the
- * end) in *token. */
-typedef int (*page_fn)(void *ctx, const char *url, const kube_response *r, char **token,
-                       size_t *count, dserr *err);
-
-/* GETs path page by page (limit/continue, as client-go's pager) and hands each page to fn.
- * A 410 on a later page (the continue token expired) returns KUBE_READ_EXPIRED. */
-static int list_pages(kube_client *c, const char *path, const char *what, int page, page_fn fn,
-                      void *ctx, long *status, kube_read_stats *stats, dserr *err) {
-  char *token = NULL;
-  size_t total = 0;
-  bool expired = false;
+/* GETs path page by page (kube/pager.h: the next page is fetched while this one is decoded)
+ * and hands each page to fn. A 410 on a later page (the continue token expired) returns
+ * KUBE_READ_EXPIRED. */
+static int list_pages(kube_client *c, const char *path, const char *what, int page,
+                      kube_page_fn fn, void *ctx, long *status, kube_read_stats *stats,
+                      dserr *err) {
+  kube_pager_stats st;
+  int rc = kube_pager_run(c, path, page, fn, ctx, &st, err);
   if (status)
-    *status = 0;
-  do {
-    strbuf url = {0};
-    sb_printf(&url, "%s%climit=%d", path, strchr(path, '?') ? '&' : '?', page);
-    bool later_page = token != NULL;
-    if (token) {
-      sb_append(&url, "&continue=");
-      kube_path_escape(&url, token);
-      free(token);
-      token = NULL;
-    }
-    kube_response r = {0};
-    double t0 = time_mono_seconds();
-    int rc = kube_request(c, "GET", sb_str(&url), NULL, NULL, &r, err);
-    double t1 = time_mono_seconds();
-    if (rc == 0 && status)
-      *status = r.status;
-    if (rc == 0 && r.status != 200) {
-      char msg[1024], reason[128];
-      kube_status_text(&r, msg, sizeof msg, reason, sizeof reason);
-      rc = dserr_set(err, "HTTP %ld: %s", r.status, *msg ? msg : "(no message)");
-      expired = later_page && r.status == 410;
-    }
-    size_t count = 0;
-    if (rc == 0)
-      rc = fn(ctx, sb_str(&url), &r, &token, &count, err);
-    if (stats) {
-      stats->fetch_s += t1 - t0;
-      stats->decode_s += time_mono_seconds() - t1;
-      stats->pages++;
-      stats->bytes += r.len;
-      stats->items += count;
-    }
-    kube_response_free(&r);
-    sb_free(&url);
-    if (rc < 0) {
-      free(token);
-      dserr_prefix(err, "failed to list %s", path);
-      return expired ? KUBE_READ_EXPIRED : -1;
-    }
-    total += count;
-  } while (token);
-  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", total));
+    *status = st.status;
+  if (stats) {
+    stats->fetch_s += st.fetch_s;
+    stats->decode_s += st.decode_s;
+    stats->pages += st.pages;
+    stats->bytes += st.bytes;
+    stats->items += st.items;
+  }
+  if (rc < 0) {
+    dserr_prefix(err, "failed to list %s", path);
+    return st.expired ? KUBE_READ_EXPIRED : -1;
+  }
+  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", st.items));
   return 0;
 }
 

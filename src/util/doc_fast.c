@@ -28,6 +28,32 @@ static const unsigned char plain[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
+/* The end of the run of plain string bytes at p: eight at a time (a word has a byte that is
+ * not plain when one is '"', '\\', below 0x20 or above 0x7F), then one at a time. */
+static inline const unsigned char *plain_run(const unsigned char *p, const unsigned char *end) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+    uint64_t special =
+        (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | ((w - ones * 0x20) & ~w) | w) &
+        highs;
+    if (special) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      /* the lowest flagged byte is the first special one (higher flags may be borrows) */
+      return p + __builtin_ctzll(special) / 8;
+#else
+      break;
+#endif
+    }
+    p += 8;
+  }
+  while (p < end && plain[*p])
+    p++;
+  return p;
+}
+
 /* ---------- skip rules: a trie of map keys, "[]" for the elements of a list ---------- */
 
 typedef struct skip_node {
@@ -98,12 +124,42 @@ typedef struct {
   char *sbuf; /* an escaped string, unescaped */
   size_t scap;
   int depth;
+  char *bump, *bump_end; /* the part of an arena chunk not handed out yet */
 } rd;
+
+/* Memory for nodes and strings, carved from chunks of the arena (one call per chunk). */
+static void *rd_alloc(rd *r, size_t size, size_t align) {
+  uintptr_t at = ((uintptr_t)r->bump + align - 1) & ~(uintptr_t)(align - 1);
+  if (!r->bump || at + size > (uintptr_t)r->bump_end) {
+    if (size > 4096)
+      return arena_alloc_uninit(r->a, size, align);
+    r->bump = arena_alloc_uninit(r->a, 8192, alignof(max_align_t));
+    r->bump_end = r->bump + 8192;
+    at = (uintptr_t)r->bump;
+  }
+  r->bump = (char *)(at + size);
+  return (void *)at;
+}
+
+/* The arena changes or is reset: forget the chunk. */
+static void rd_use(rd *r, arena *a) {
+  r->a = a;
+  r->bump = r->bump_end = NULL;
+}
+
+static char *rd_strndup(rd *r, const char *s, size_t len) {
+  char *p = rd_alloc(r, len + 1, 1);
+  memcpy(p, s, len);
+  p[len] = 0;
+  return p;
+}
 
 #define OUT_OF_INPUT(r) ((r)->at_eof ? DOCF_REFUSED : DOCF_MORE)
 
 static inline void ws(rd *r) {
-  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+  /* compact JSON, as the API server writes it, has none: one test */
+  while (r->p < r->end && *r->p <= ' ' &&
+         (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
     r->p++;
 }
 
@@ -116,7 +172,7 @@ static void push_kid(rd *r, void *k) {
 }
 
 static doc_node *new_node(rd *r, doc_type t) {
-  doc_node *n = arena_alloc_uninit(r->a, sizeof *n, alignof(doc_node));
+  doc_node *n = rd_alloc(r, sizeof *n, alignof(doc_node));
   memset(n, 0, sizeof *n);
   n->type = t;
   return n;
@@ -188,8 +244,7 @@ static int read_string(rd *r, const char **out) {
   size_t n = 0;
   bool escaped = false;
   for (;;) {
-    while (p < end && plain[*p])
-      p++;
+    p = plain_run(p, end);
     if (p >= end)
       return OUT_OF_INPUT(r);
     unsigned c = *p;
@@ -263,9 +318,9 @@ static int read_string(rd *r, const char **out) {
   if (out) {
     if (escaped) {
       sbuf_put(r, &n, run, (size_t)(p - run));
-      *out = arena_strndup(r->a, r->sbuf, n);
+      *out = rd_strndup(r, r->sbuf, n);
     } else {
-      *out = arena_strndup(r->a, (const char *)r->p + 1, (size_t)(p - r->p - 1));
+      *out = rd_strndup(r, (const char *)r->p + 1, (size_t)(p - r->p - 1));
     }
   }
   r->p = p + 1;
@@ -407,7 +462,7 @@ static int read_map(rd *r, const skip_node *rule, doc_node **out) {
   if (rc == DOCF_OK && out) {
     doc_node *n = new_node(r, DOC_MAP);
     n->n = (r->nkids - base) / 2;
-    n->pairs = arena_alloc_uninit(r->a, (n->n ? n->n : 1) * sizeof *n->pairs, alignof(doc_pair));
+    n->pairs = rd_alloc(r, (n->n ? n->n : 1) * sizeof *n->pairs, alignof(doc_pair));
     if (!n->n)
       memset(n->pairs, 0, sizeof *n->pairs);
     for (size_t i = 0; i < n->n; i++) {
@@ -449,7 +504,7 @@ static int read_seq(rd *r, const skip_node *rule, doc_node **out) {
   if (rc == DOCF_OK && out) {
     doc_node *n = new_node(r, DOC_SEQ);
     n->n = r->nkids - base;
-    n->items = arena_alloc_uninit(r->a, (n->n ? n->n : 1) * sizeof *n->items, alignof(doc_node *));
+    n->items = rd_alloc(r, (n->n ? n->n : 1) * sizeof *n->items, alignof(doc_node *));
     if (n->n)
       memcpy(n->items, r->kids + base, n->n * sizeof *n->items);
     else
@@ -460,9 +515,98 @@ static int read_seq(rd *r, const skip_node *rule, doc_node **out) {
   return rc;
 }
 
+/* Checks the value at r->p and moves past it, building nothing (a skipped part): one loop
+ * over its tokens, with a bit per open container (map or list) instead of recursion. */
+static int skip_value(rd *r) {
+  uint64_t maps[DOCF_MAX_DEPTH / 64 + 1];
+  int depth = 0, rc;
+  bool after = false; /* a value has just ended (inside a container) */
+#define IN_MAP(d) ((maps[(d) / 64] >> ((d) % 64)) & 1)
+  for (;;) {
+    ws(r);
+    if (r->p >= r->end)
+      return OUT_OF_INPUT(r);
+    unsigned c = *r->p;
+    if (after) {
+      bool map = IN_MAP(depth - 1);
+      if (c == (map ? '}' : ']')) {
+        r->p++;
+        if (--depth == 0)
+          return DOCF_OK;
+        continue;
+      }
+      if (c != ',')
+        return DOCF_REFUSED;
+      r->p++;
+      ws(r);
+      if (r->p >= r->end)
+        return OUT_OF_INPUT(r);
+      c = *r->p;
+      after = false;
+      if (!map)
+        continue; /* a value follows */
+      goto key;
+    }
+    if (c == '{' || c == '[') {
+      if (r->depth + depth + 1 > DOCF_MAX_DEPTH)
+        return DOCF_REFUSED;
+      bool map = c == '{';
+      if (map)
+        maps[depth / 64] |= 1ull << (depth % 64);
+      else
+        maps[depth / 64] &= ~(1ull << (depth % 64));
+      depth++;
+      r->p++;
+      ws(r);
+      if (r->p >= r->end)
+        return OUT_OF_INPUT(r);
+      c = *r->p;
+      if (c == (map ? '}' : ']')) {
+        r->p++;
+        if (--depth == 0)
+          return DOCF_OK;
+        after = true;
+        continue;
+      }
+      if (!map)
+        continue;
+    key:
+      if (c != '"')
+        return DOCF_REFUSED;
+      if ((rc = read_string(r, NULL)) != DOCF_OK)
+        return rc;
+      ws(r);
+      if (r->p >= r->end)
+        return OUT_OF_INPUT(r);
+      if (*r->p != ':')
+        return DOCF_REFUSED;
+      r->p++;
+      continue;
+    }
+    if (c == '"')
+      rc = read_string(r, NULL);
+    else if (c == 't' || c == 'f' || c == 'n')
+      rc = read_literal(r, NULL);
+    else {
+      size_t len;
+      rc = read_number(r, &len);
+      if (rc == DOCF_OK)
+        r->p += len;
+    }
+    if (rc != DOCF_OK)
+      return rc;
+    if (depth == 0)
+      return DOCF_OK;
+    after = true;
+  }
+#undef IN_MAP
+}
+
 /* One value at r->p (not whitespace). out NULL = check it and build nothing. */
 static int read_value(rd *r, const skip_node *rule, doc_node **out) {
   int rc;
+  if (!out)
+    return skip_value(r);
   switch (*r->p) {
   case '{':
   case '[':
@@ -491,7 +635,7 @@ static int read_value(rd *r, const skip_node *rule, doc_node **out) {
       return rc;
     if (out) {
       doc_node *n = new_node(r, DOC_INT);
-      doc_type_json_number(n, arena_strndup(r->a, (const char *)r->p, len));
+      doc_type_json_number(n, rd_strndup(r, (const char *)r->p, len));
       *out = n;
     }
     r->p += len;
@@ -510,7 +654,7 @@ int docf_parse(arena *a, const char *buf, size_t len, doc_node **root) {
   r.p = (const unsigned char *)buf;
   r.end = r.p + len;
   r.at_eof = true;
-  r.a = a;
+  rd_use(&r, a);
   ws(&r);
   int rc = r.p < r.end ? read_value(&r, NULL, root) : DOCF_REFUSED;
   if (rc == DOCF_OK) {
@@ -520,6 +664,48 @@ int docf_parse(arena *a, const char *buf, size_t len, doc_node **root) {
   }
   rd_free(&r);
   return rc == DOCF_OK ? DOCF_OK : DOCF_REFUSED;
+}
+
+int docf_list_continue(arena *a, const char *buf, size_t len, const char **token) {
+  rd r = {0};
+  r.p = (const unsigned char *)buf;
+  r.end = r.p + len;
+  r.at_eof = true;
+  rd_use(&r, a);
+  int found = 0;
+  *token = NULL;
+  ws(&r);
+  if (r.p >= r.end || *r.p != '{')
+    goto out;
+  r.p++;
+  for (;;) {
+    ws(&r);
+    const char *key;
+    if (r.p >= r.end || *r.p != '"' || read_string(&r, &key) != DOCF_OK)
+      goto out;
+    ws(&r);
+    if (r.p >= r.end || *r.p != ':')
+      goto out;
+    r.p++;
+    ws(&r);
+    if (r.p >= r.end || strcmp(key, "items") == 0)
+      goto out; /* items first: not said up front */
+    doc_node *v = NULL;
+    bool meta = strcmp(key, "metadata") == 0;
+    if (read_value(&r, NULL, meta ? &v : NULL) != DOCF_OK)
+      goto out;
+    if (meta) {
+      /* the reader of the whole page takes the first metadata, so does this */
+      *token = doc_str(doc_get(v, "continue"));
+      found = 1;
+      goto out;
+    }
+    if (next_or_close(&r, '}') != 0)
+      goto out;
+  }
+out:
+  rd_free(&r);
+  return found;
 }
 
 /* ---------- streaming ---------- */
@@ -576,7 +762,7 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
   /* each pass of the loop reads one unit from cp; a unit cut by the window is read again */
   for (;;) {
     const unsigned char *cp = r.p;
-    r.a = hdr;
+    rd_use(&r, hdr);
     ws(&r);
     if (r.p >= r.end) {
       rc = OUT_OF_INPUT(&r);
@@ -620,7 +806,7 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
           const unsigned char *icp = r.p;
           bool first = true, closed = false;
           while (rc == DOCF_OK && !closed) {
-            r.a = item_arena;
+            rd_use(&r, item_arena);
             icp = r.p;
             ws(&r);
             if (r.p >= r.end) {
@@ -655,7 +841,7 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
             }
           }
           if (rc == DOCF_OK) {
-            r.a = hdr;
+            rd_use(&r, hdr);
             doc_node *empty = new_node(&r, DOC_SEQ);
             empty->items = arena_alloc(hdr, sizeof *empty->items);
             streamed = true;
@@ -726,7 +912,7 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
       rc = DOCF_REFUSED;
   }
   if (rc == DOCF_OK) {
-    r.a = hdr;
+    rd_use(&r, hdr);
     doc_node *n = new_node(&r, DOC_MAP);
     n->n = nroot / 2;
     n->pairs = arena_alloc(hdr, (n->n ? n->n : 1) * sizeof *n->pairs);

@@ -45,6 +45,12 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
                 arena *hdr, arena *item_arena, doc_node **root, size_t *delivered, int *cb_rc,
                 dserr *err);
 
+/* The continue token of a LIST page read from its first bytes, as the API server writes the
+ * list's metadata before its items: 1 with *token (in a, NULL when the page has none) when
+ * the root map's `metadata` comes before `items`, 0 when the page does not say so up front
+ * (then only reading the whole page tells). */
+int docf_list_continue(arena *a, const char *buf, size_t len, const char **token);
+
 /* JSON number text into an integer or float node (shared with the yajl tree builder). */
 void doc_type_json_number(doc_node *n, const char *text);
 

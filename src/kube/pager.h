@@ -1,0 +1,37 @@
+/* pager.h - a paged LIST (limit/continue, as client-go's pager) whose next page is fetched
+ * while the current one is decoded.
+ *
+ * Decoding a page takes about as long as fetching the next one (docs/performance.md), so a
+ * fetcher thread requests page N+1 as soon as page N has arrived, taking the continue token
+ * from the first bytes of page N (the API server writes the list's metadata before its items;
+ * when a page does not, the fetcher waits for the decoder's token). At most two pages wait.
+ * The page function runs on the calling thread, in page order, as a plain loop would run it;
+ * the client is used by the fetcher alone while the list runs (a client is not thread-safe).
+ * Errors read as before: `HTTP <status>: <message>` or the transport failure. */
+#ifndef DS_KUBE_PAGER_H
+#define DS_KUBE_PAGER_H
+
+#include "client.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One page's body: hand its items on and return the list's continue token (heap, NULL at the
+ * end) in *token and the items read in *count. */
+typedef int (*kube_page_fn)(void *ctx, const char *url, const kube_response *r, char **token,
+                            size_t *count, dserr *err);
+
+typedef struct {
+  double fetch_s;  /* request sent to body received, summed over the pages */
+  double decode_s; /* in the page function, summed */
+  size_t pages, bytes, items;
+  long status;  /* the HTTP status of the last response (0 when none came) */
+  bool expired; /* a later page's continue token had expired (HTTP 410) */
+} kube_pager_stats;
+
+/* GETs path page by page (limit=page) and hands each page to fn. 0, or -1 with err (st->expired
+ * tells a 410 on a later page apart). st is filled in either case. */
+int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, void *ctx,
+                   kube_pager_stats *st, dserr *err);
+
+#endif
