@@ -2,7 +2,8 @@
 """The descheduler's benchmark (`make bench`, bench/run.sh): what a cycle costs at cluster scale.
 
 For each size (nodes:pods:vms) it generates the cluster once (bench/gen_cluster.py, fixed seed,
-bench/out/cluster-<nodes>-<pods>-<vms>.json), then measures, --repeat times each:
+bench/out/cluster-<nodes>-<pods>-<vms>.json, made again when the generator changes), then
+measures, --repeat times each:
   simulate  `descheduler simulate` on the file;
   floor     curl fetching the same LIST pages a live cycle reads (limit=500, one keep-alive
             connection): what the transfer alone costs, the floor of any client;
@@ -24,6 +25,7 @@ Runs on the state the simulator has: each live run evicts up to 50 pods, so late
 a cluster a few dozen pods apart from the first (0.3% at the smallest size).
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -284,6 +286,12 @@ def bench_size(a, n, p, v):
     name = "cluster-%d-%d-%d.json" % (n, p, v)
     snap = os.path.join(a.out, name)
     res = {"nodes": n, "pods": p, "vms": v, "snapshot": os.path.relpath(snap, ROOT)}
+    # a file made by another version of the generator is made again (its hash beside it)
+    with open(os.path.join(HERE, "gen_cluster.py"), "rb") as f:
+        gen = hashlib.sha256(f.read()).hexdigest()[:16]
+    stamp = snap + ".gen"
+    if os.path.exists(snap) and (not os.path.exists(stamp) or open(stamp).read().strip() != gen):
+        os.remove(snap)
     if not os.path.exists(snap):
         log("generating %s" % name)
         t = time.monotonic()
@@ -291,6 +299,8 @@ def bench_size(a, n, p, v):
         subprocess.run([sys.executable, os.path.join(HERE, "gen_cluster.py"), "--nodes", str(n), "--pods", str(p),
                         "--vms", str(v), "--out", tmp], check=True)
         os.rename(tmp, snap)
+        with open(stamp, "w") as f:
+            f.write(gen + "\n")
         res["generateSeconds"] = time.monotonic() - t
     res["snapshotMB"] = os.path.getsize(snap) / 1e6
     work = tempfile.mkdtemp(prefix="bench-%d-" % p, dir=a.out)

@@ -116,6 +116,11 @@ def pod_status(containers, started, host_ip, pod_ip, restarts, qos, rng):
             "containerStatuses": statuses, "qosClass": qos}
 
 
+def started_at(created, i):
+    """Pods start a few seconds to minutes after they are created, each at its own time."""
+    return created[:14] + "%02d:%02d" % (i // 60 % 60, i % 60) + "Z"
+
+
 def node_ip(nodename):
     i = int(nodename.split("-")[1])
     return "192.168.%d.%d" % (i >> 8 & 255, i & 255)
@@ -128,7 +133,7 @@ def app_pod(i, nodename, rng):
     ns = "team-%02d" % (i % APPS % 50)
     created = T_POD % (1 + i % 28)
     labels = {"app": app, "app.kubernetes.io/name": app, "app.kubernetes.io/part-of": "shop",
-              "pod-template-hash": "5d8f9c7b6", "tier": ["web", "api", "worker"][i % 3], "version": "v%d" % (i % 7)}
+              "pod-template-hash": "5d8f9c7b6", "tier": ["web", "api", "worker"][i % APPS % 3], "version": "v%d" % (i % APPS % 7)}
     annotations = {"kubectl.kubernetes.io/restartedAt": "2026-11-01T00:00:00Z", "prometheus.io/scrape": "true",
                    "prometheus.io/port": "9090"}
     owners = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": "6a1c0de5-0000-4000-8000-%012d" % (i % APPS),
@@ -158,7 +163,7 @@ def app_pod(i, nodename, rng):
                             {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
                              "tolerationSeconds": 300}],
             "priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority"}
-    status = pod_status(containers, "2026-11-01T10:00:05Z", node_ip(nodename),
+    status = pod_status(containers, started_at(created, i), node_ip(nodename),
                         "10.%d.%d.%d" % (i >> 16 & 255, i >> 8 & 255, i & 255), i % 3, "Burstable", rng)
     md = {"name": name, "generateName": rs + "-", "namespace": ns, "uid": uid(rng), "creationTimestamp": created,
           "labels": labels, "annotations": annotations, "ownerReferences": owners}
@@ -246,7 +251,7 @@ def vm_objects(i, nodename, rng):
                             {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
                              "tolerationSeconds": 300}],
             "priority": 0, "enableServiceLinks": False, "preemptionPolicy": "PreemptLowerPriority"}
-    status = pod_status(containers, "2026-11-20T08:00:05Z", node_ip(nodename),
+    status = pod_status(containers, started_at(created, i), node_ip(nodename),
                         "10.200.%d.%d" % (i >> 8 & 255, i & 255), 0, "Burstable", rng)
     md = {"name": pod, "generateName": "virt-launcher-%s-" % name, "namespace": ns, "uid": uid(rng),
           "creationTimestamp": created, "labels": labels, "annotations": annotations, "ownerReferences": owners}

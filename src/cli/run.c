@@ -218,13 +218,17 @@ static int run_cycle(runner *r) {
   cycle_timings tm = {0};
   kube_read_stats rs = {0};
   double t_start = time_mono_seconds();
+  /* a KubeDescheduler's policy is rendered after the read: it may want them */
+  m->keep_pod_conditions = r->kd || fw_reads_pod_conditions(r->pol);
   int rr = kube_read_cluster_stats(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &rs, &err);
   if (rr == KUBE_READ_EXPIRED) {
     /* as client-go's pager: the expired list is read again from the start, once */
     LOGW(NULL, "A paged list expired while it was read; reading the cluster again from the start",
          LSTR("err", err.msg));
+    bool keep = m->keep_pod_conditions;
     model_free(m);
     m = model_new();
+    m->keep_pod_conditions = keep;
     rr = kube_read_cluster_stats(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &rs, &err);
   }
   double t_finish = time_mono_seconds();
@@ -239,6 +243,8 @@ static int run_cycle(runner *r) {
   tm.pages = rs.pages;
   tm.bytes = rs.bytes;
   tm.objects = rs.items;
+  tm.pods = m->pods.n;
+  tm.model = model_bytes(m);
   m->vmis_complete = r->disc.kubevirt;
   if (r->kd && kd_refresh(r, m) < 0) {
     rc = -1;

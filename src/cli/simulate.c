@@ -329,6 +329,8 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     return EXIT_CONFIG;
   }
   tm.decode = time_mono_seconds() - t_start;
+  tm.pods = m->pods.n;
+  tm.model = model_bytes(m);
   tm.objects = m->nodes.n + m->pods.n + m->namespaces.n + m->pdbs.n + m->priority_classes.n +
                m->pvcs.n + m->vmis.n + m->vmims.n + m->skipped;
   plugin_env env = {pc_value, m};

@@ -29,7 +29,7 @@ void timings_log(const cycle_timings *t) {
   /* klog key order: the phases in the order they run, then the totals */
   if (!LOG_ON(3))
     return;
-  log_field f[11];
+  log_field f[13];
   size_t n = 0;
   if (t->list >= 0) {
     f[n++] = LFLOAT("list", us(t->list));
@@ -45,6 +45,8 @@ void timings_log(const cycle_timings *t) {
     f[n++] = LUINT("bytes", t->bytes);
   }
   f[n++] = LUINT("objects", t->objects);
+  f[n++] = LUINT("pods", t->pods);
+  f[n++] = LUINT("model", t->model);
   f[n++] = LUINT("rss", rss_bytes());
   log_write('I', 3, __FILE__, __LINE__, "Cycle timings", NULL, NULL, f, n);
 }

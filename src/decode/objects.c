@@ -18,6 +18,10 @@
 typedef struct {
   model *m;
   dserr *err;
+  /* where flat arrays go (labels, owners, tolerations, statuses...): the model's arena, or
+   * for a pod a scratch arena whose arrays are then shared (model_share) */
+  arena *flat;
+  bool own_names; /* metadata.name and uid are left in the tree for the caller to copy */
 } dctx;
 
 static int type_err(dctx *c, const char *path, const char *want, const doc_node *got) {
@@ -34,6 +38,17 @@ static int get_str(dctx *c, const doc_node *n, const char *path, const char **ou
   if (n->type != DOC_STR)
     return type_err(c, path, "a string", n);
   *out = intern(c->m->strings, n->text);
+  return 0;
+}
+
+/* get_str without interning: the tree's own text (valid while the tree lives). */
+static int get_str_raw(dctx *c, const doc_node *n, const char *path, const char **out) {
+  *out = NULL;
+  if (absent(n))
+    return 0;
+  if (n->type != DOC_STR)
+    return type_err(c, path, "a string", n);
+  *out = n->text;
   return 0;
 }
 
@@ -128,7 +143,7 @@ static int get_kvlist(dctx *c, const doc_node *n, const char *path, kvlist *out)
     return 0;
   if (n->type != DOC_MAP)
     return type_err(c, path, "a map of strings", n);
-  out->items = ARENA_NEWN(c->m->mem, kv, n->n ? n->n : 1);
+  out->items = ARENA_NEWN(c->flat, kv, n->n ? n->n : 1);
   for (size_t i = 0; i < n->n; i++) {
     const doc_node *v = n->pairs[i].value;
     if (v->type != DOC_STR) {
@@ -151,7 +166,7 @@ static int get_resources(dctx *c, const doc_node *n, const char *path, res_list 
     return 0;
   if (n->type != DOC_MAP)
     return type_err(c, path, "a map of resource quantities", n);
-  out->items = ARENA_NEWN(c->m->mem, res_q, n->n ? n->n : 1);
+  out->items = ARENA_NEWN(c->flat, res_q, n->n ? n->n : 1);
   for (size_t i = 0; i < n->n; i++) {
     const doc_node *v = n->pairs[i].value;
     int64_t milli;
@@ -217,11 +232,11 @@ static int decode_taints(dctx *c, const doc_node *n, taint **out, size_t *count)
   return 0;
 }
 
-static int decode_tolerations(dctx *c, const doc_node *n, toleration **out, size_t *count) {
+static int decode_tolerations(dctx *c, const doc_node *n, toleration **out, uint32_t *count) {
   if (want_seq(c, n, "spec.tolerations") < 0)
     return -1;
   *count = seq_len(n);
-  *out = ARENA_NEWN(c->m->mem, toleration, *count ? *count : 1);
+  *out = ARENA_NEWN(c->flat, toleration, *count ? *count : 1);
   for (size_t i = 0; i < *count; i++) {
     const doc_node *t = n->items[i];
     char p[128];
@@ -242,7 +257,10 @@ static int decode_tolerations(dctx *c, const doc_node *n, toleration **out, size
       o = TOL_LT;
     else if (strcmp(op, "Gt") == 0)
       o = TOL_GT;
-    (*out)[i] = (toleration){str_or(k, ""), str_or(v, ""), str_or(e, ""), o};
+    (*out)[i].key = str_or(k, "");
+    (*out)[i].value = str_or(v, "");
+    (*out)[i].effect = str_or(e, "");
+    (*out)[i].op = o;
   }
   return 0;
 }
@@ -382,11 +400,11 @@ static int decode_spread(dctx *c, pod *p, const doc_node *list) {
 }
 
 static int decode_statuses(dctx *c, const doc_node *list, const char *path, container_status **out,
-                           size_t *count) {
+                           uint32_t *count) {
   if (want_seq(c, list, path) < 0)
     return -1;
   *count = seq_len(list);
-  *out = ARENA_NEWN(c->m->mem, container_status, *count ? *count : 1);
+  *out = ARENA_NEWN(c->flat, container_status, *count ? *count : 1);
   for (size_t i = 0; i < *count; i++) {
     const doc_node *s = list->items[i];
     char p[160];
@@ -477,8 +495,8 @@ static bool pod_level_resource(const char *name) {
 
 /* plugins.md §1.3: max(sum of regular + sidecars, max init demand), pod-level override,
  * plus overhead. */
-static void compute_requests(model *m, pod *p, ctr *regular, size_t nreg, ctr *init, size_t ninit,
-                             const res_list *pod_level, const res_list *overhead) {
+static void compute_requests(arena *flat, pod *p, ctr *regular, size_t nreg, ctr *init,
+                             size_t ninit, const res_list *pod_level, const res_list *overhead) {
   size_t cap = overhead->n + pod_level->n + 1;
   for (size_t i = 0; i < nreg; i++)
     cap += regular[i].req.n;
@@ -520,12 +538,12 @@ static void compute_requests(model *m, pod *p, ctr *regular, size_t nreg, ctr *i
     res_acc *r = acc_find(acc, &n, overhead->items[j].name);
     r->total = quantity_add(r->total, overhead->items[j].milli);
   }
-  p->requests.items = ARENA_NEWN(m->mem, res_q, n ? n : 1);
+  p->requests.items = ARENA_NEWN(flat, res_q, n ? n : 1);
   p->requests.n = n;
   for (size_t a = 0; a < n; a++)
     p->requests.items[a] = (res_q){acc[a].name, acc[a].total};
   /* resource names any container requests (HighNodeUtilization's OnlyThresholdingResources) */
-  p->request_keys = ARENA_NEWN(m->mem, const char *, cap);
+  p->request_keys = ARENA_NEWN(flat, const char *, cap);
   p->nrequest_keys = 0;
   for (size_t pass = 0; pass < 2; pass++) {
     ctr *list = pass ? init : regular;
@@ -593,7 +611,9 @@ static int decode_metadata_common(dctx *c, const doc_node *md, const char **ns, 
     return dserr_set(c->err, "metadata: required");
   if (want_map(c, md, "metadata") < 0)
     return -1;
-  if (get_str(c, doc_get(md, "name"), "metadata.name", name) < 0)
+  int (*name_str)(dctx *, const doc_node *, const char *, const char **) =
+      c->own_names ? get_str_raw : get_str;
+  if (name_str(c, doc_get(md, "name"), "metadata.name", name) < 0)
     return -1;
   if (!*name || !**name)
     return dserr_set(c->err, "metadata.name: required");
@@ -604,7 +624,7 @@ static int decode_metadata_common(dctx *c, const doc_node *md, const char **ns, 
       return dserr_set(c->err, "metadata.namespace: required for a namespaced object");
   }
   if (uid) {
-    if (get_str(c, doc_get(md, "uid"), "metadata.uid", uid) < 0)
+    if (name_str(c, doc_get(md, "uid"), "metadata.uid", uid) < 0)
       return -1;
     *uid = str_or(*uid, "");
   }
@@ -650,7 +670,7 @@ static int decode_owners(dctx *c, pod *p, const doc_node *list) {
   if (want_seq(c, list, "metadata.ownerReferences") < 0)
     return -1;
   p->nowners = seq_len(list);
-  p->owners = ARENA_NEWN(c->m->mem, owner_ref, p->nowners ? p->nowners : 1);
+  p->owners = ARENA_NEWN(c->flat, owner_ref, p->nowners ? p->nowners : 1);
   for (size_t i = 0; i < p->nowners; i++) {
     const doc_node *o = list->items[i];
     char path[64];
@@ -674,7 +694,7 @@ static int decode_volumes(dctx *c, pod *p, const doc_node *vols) {
   if (want_seq(c, vols, "spec.volumes") < 0)
     return -1;
   size_t n = seq_len(vols);
-  p->pvc_claims = ARENA_NEWN(c->m->mem, const char *, n ? n : 1);
+  p->pvc_claims = ARENA_NEWN(c->flat, const char *, n ? n : 1);
   for (size_t i = 0; i < n; i++) {
     const doc_node *v = vols->items[i];
     if (!absent(doc_get(v, "hostPath")) || !absent(doc_get(v, "emptyDir")))
@@ -712,12 +732,13 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   if (want_map(c, st, "status") < 0)
     return -1;
   const char *phase, *qos;
+  bool has_start;
   if (get_str(c, doc_get(st, "phase"), "status.phase", &phase) < 0 ||
       get_str(c, doc_get(st, "reason"), "status.reason", &p->status_reason) < 0 ||
       get_str(c, doc_get(st, "qosClass"), "status.qosClass", &qos) < 0 ||
-      get_time(c, doc_get(st, "startTime"), "status.startTime", &p->start_time,
-               &p->has_start_time) < 0)
+      get_time(c, doc_get(st, "startTime"), "status.startTime", &p->start_time, &has_start) < 0)
     return -1;
+  p->has_start_time = has_start;
   p->phase = phase_from(phase);
   if (qos && *qos) {
     p->qos = !strcmp(qos, "Guaranteed") ? QOS_GUARANTEED
@@ -736,7 +757,7 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   if (want_seq(c, conds, "status.conditions") < 0)
     return -1;
   p->nconditions = seq_len(conds);
-  p->conditions = ARENA_NEWN(c->m->mem, pod_condition, p->nconditions ? p->nconditions : 1);
+  p->conditions = ARENA_NEWN(c->flat, pod_condition, p->nconditions ? p->nconditions : 1);
   for (size_t i = 0; i < p->nconditions; i++) {
     const doc_node *k = conds->items[i];
     char path[64];
@@ -755,28 +776,89 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   return 0;
 }
 
+/* A decoded pod's flat arrays, from the scratch arena into the model: one shared copy of
+ * each distinct array (model_share). */
+static void share_pod_arrays(model *m, pod *p) {
+  /* every flat element holds pointers or 64-bit integers: 8-byte alignment fits them all */
+  _Static_assert(_Alignof(kv) <= 8 && _Alignof(owner_ref) <= 8 && _Alignof(res_q) <= 8 &&
+                     _Alignof(toleration) <= 8 && _Alignof(container_status) <= 8 &&
+                     _Alignof(pod_condition) <= 8,
+                 "flat arrays need more than 8-byte alignment");
+#define SHARE(field, n) field = (void *)model_share(m, field, (n) * sizeof *(field), 8)
+  SHARE(p->labels.items, p->labels.n);
+  SHARE(p->node_selector.items, p->node_selector.n);
+  SHARE(p->owners, p->nowners);
+  SHARE(p->requests.items, p->requests.n);
+  SHARE(p->request_keys, p->nrequest_keys);
+  SHARE(p->images, p->nimages);
+  SHARE(p->tolerations, p->ntolerations);
+  SHARE(p->container_status, p->ncontainer_status);
+  SHARE(p->init_status, p->ninit_status);
+  SHARE(p->ephemeral_status, p->nephemeral_status);
+#undef SHARE
+  /* conditions carry the pod's own times and claims its own names: copied, not shared */
+#define COPY(field, n)                                                                             \
+  field = (n) ? memcpy(arena_alloc_uninit(m->mem, (n) * sizeof *(field), 8), field,                \
+                       (n) * sizeof *(field))                                                      \
+              : (void *)model_share(m, NULL, 0, 8)
+  if (!m->keep_pod_conditions)
+    p->nconditions = 0; /* read and checked all the same: one bad object is still one */
+  COPY(p->conditions, p->nconditions);
+  COPY(p->pvc_claims, p->npvc);
+#undef COPY
+}
+
+static int decode_pod_fields(dctx *c, pod *p, const doc_node *obj);
+
 static int decode_pod(dctx *c, const doc_node *obj) {
   model *m = c->m;
-  pod *p = ARENA_NEW(m->mem, pod);
+  if (!m->scratch)
+    m->scratch = arena_new(16 * 1024);
+  arena_reset(m->scratch);
+  pod *p = ARENA_NEW(m->scratch, pod);
+  c->flat = m->scratch;
+  c->own_names = true;
+  int rc = decode_pod_fields(c, p, obj);
+  c->flat = m->mem;
+  c->own_names = false;
+  if (rc < 0)
+    return -1;
+  /* a pod's own name and uid are its alone: copied, not interned (a watch cache would
+   * grow the intern table with every pod it ever saw) */
+  p->name = arena_strdup(m->mem, p->name);
+  p->uid = arena_strdup(m->mem, p->uid);
+  share_pod_arrays(m, p);
+  pod *kept = ARENA_NEW(m->mem, pod);
+  *kept = *p;
+  MODEL_PUSH(m, pods, kept);
+  return 0;
+}
+
+static int decode_pod_fields(dctx *c, pod *p, const doc_node *obj) {
+  model *m = c->m;
   const doc_node *md = doc_get(obj, "metadata"), *spec = doc_get(obj, "spec");
   if (decode_metadata_common(c, md, &p->ns, &p->name, &p->uid, true) < 0)
     return -1;
+  bool has_creation, deleting, has_priority;
   if (get_kvlist(c, doc_get(md, "labels"), "metadata.labels", &p->labels) < 0 ||
       decode_annotations(c, p, doc_get(md, "annotations")) < 0 ||
       decode_owners(c, p, doc_get(md, "ownerReferences")) < 0 ||
       get_time(c, doc_get(md, "creationTimestamp"), "metadata.creationTimestamp", &p->creation,
-               &p->has_creation) < 0 ||
+               &has_creation) < 0 ||
       get_time(c, doc_get(md, "deletionTimestamp"), "metadata.deletionTimestamp", &p->deletion,
-               &p->deleting) < 0)
+               &deleting) < 0)
     return -1;
+  p->has_creation = has_creation;
+  p->deleting = deleting;
   if (want_map(c, spec, "spec") < 0)
     return -1;
   const char *node_name;
   int64_t prio = 0;
   if (get_str(c, doc_get(spec, "nodeName"), "spec.nodeName", &node_name) < 0 ||
-      get_i64(c, doc_get(spec, "priority"), "spec.priority", &prio, &p->has_priority) < 0 ||
+      get_i64(c, doc_get(spec, "priority"), "spec.priority", &prio, &has_priority) < 0 ||
       get_kvlist(c, doc_get(spec, "nodeSelector"), "spec.nodeSelector", &p->node_selector) < 0)
     return -1;
+  p->has_priority = has_priority;
   p->node_name = node_name ? node_name : intern(m->strings, "");
   p->has_node_selector = !absent(doc_get(spec, "nodeSelector"));
   p->priority = (int32_t)prio;
@@ -802,11 +884,11 @@ static int decode_pod(dctx *c, const doc_node *obj) {
                     &pod_level) < 0 ||
       get_resources(c, doc_get(spec, "overhead"), "spec.overhead", &overhead) < 0)
     goto out;
-  compute_requests(m, p, regular, nreg, init, ninit, &pod_level, &overhead);
+  compute_requests(c->flat, p, regular, nreg, init, ninit, &pod_level, &overhead);
   p->qos = compute_qos(m, regular, nreg, init, ninit);
   const doc_node *ctrs = doc_get(spec, "containers");
   p->nimages = nreg;
-  p->images = ARENA_NEWN(m->mem, const char *, nreg ? nreg : 1);
+  p->images = ARENA_NEWN(c->flat, const char *, nreg ? nreg : 1);
   for (size_t i = 0; i < nreg; i++) {
     char path[64];
     path_at(path, sizeof path, "spec.containers", i, ".image");
@@ -816,7 +898,6 @@ static int decode_pod(dctx *c, const doc_node *obj) {
   }
   if (decode_pod_status(c, p, doc_get(obj, "status")) < 0)
     goto out;
-  MODEL_PUSH(m, pods, p);
   rcode = 0;
 out:
   free(regular);
@@ -1138,7 +1219,7 @@ static int decode_kubedescheduler(dctx *c, const doc_node *obj) {
 }
 
 int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *err) {
-  dctx c = {m, err};
+  dctx c = {m, err, m->mem, false};
   if (!obj || obj->type != DOC_MAP)
     return dserr_set(err, "expected a Kubernetes object (a map), got %s",
                      obj ? doc_type_name(obj->type) : "nothing");

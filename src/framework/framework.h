@@ -116,6 +116,8 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
 /* The actual-utilization inputs the policy's enabled plugins read (NodeMetrics, PodMetrics,
  * distinct Prometheus queries). Query strings are borrowed from the policy. */
 void fw_usage_needs(const policy *pol, usage_needs *out);
+/* Whether an enabled plugin of the policy reads pod.conditions (plugin_desc). */
+bool fw_reads_pod_conditions(const policy *pol);
 
 /* ---------- what plugins see ---------- */
 

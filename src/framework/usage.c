@@ -4,7 +4,8 @@
  * read from files (simulate), never queried by a plugin. To fetch only what is needed, each
  * enabled plugin that reads usage says so through its descriptor's add_usage_needs; this
  * file walks the profiles' enabled plugins and collects the union, one entry per distinct
- * Prometheus query (so a query shared by two profiles is asked once per cycle). */
+ * Prometheus query (so a query shared by two profiles is asked once per cycle). The same walk
+ * tells whether pod conditions are read (fw_reads_pod_conditions). */
 #include "framework.h"
 
 #include "../obs/log.h"
@@ -37,4 +38,24 @@ void fw_usage_needs(const policy *pol, usage_needs *out) {
     add_set(&pol->profiles[i].deschedule, out);
     add_set(&pol->profiles[i].balance, out);
   }
+}
+
+static bool set_reads_conditions(const plugin_set *s) {
+  for (size_t k = 0; k < s->n; k++) {
+    const plugin_config *pc = s->configs[k];
+    if (pc && pc->desc && pc->desc->reads_pod_conditions &&
+        pc->desc->reads_pod_conditions(pc->args))
+      return true;
+  }
+  return false;
+}
+
+bool fw_reads_pod_conditions(const policy *pol) {
+  for (size_t i = 0; i < pol->nprofiles; i++) {
+    const profile *p = &pol->profiles[i];
+    if (set_reads_conditions(&p->deschedule) || set_reads_conditions(&p->balance) ||
+        set_reads_conditions(&p->filter) || set_reads_conditions(&p->preevictionfilter))
+      return true;
+  }
+  return false;
 }

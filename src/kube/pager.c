@@ -47,7 +47,9 @@ static void fetched_free(fetched *f) {
   free(f->token);
 }
 
-static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+  return s && *s ? strdup(s) : NULL;
+}
 
 static void fetch_one(pager *p, const char *token, bool later_page, fetched *f) {
   memset(f, 0, sizeof *f);
@@ -179,8 +181,9 @@ int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, 
     st->bytes += f.r.len;
     st->items += count;
     if (frc == 0 && f.token_known && !same_token(token, f.token))
-      frc = dserr_set(err, "%s: the list's continue token differs between its metadata and the "
-                           "page as a whole",
+      frc = dserr_set(err,
+                      "%s: the list's continue token differs between its metadata and the "
+                      "page as a whole",
                       f.url);
     if (frc < 0) {
       free(token);

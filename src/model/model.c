@@ -29,10 +29,14 @@ model *model_new(void) {
     abort();
   m->mem = arena_new(1 << 20);
   m->strings = intern_new();
+  m->keep_pod_conditions = true;
   m->kubevirt.parallel_per_cluster = -1;
   m->kubevirt.parallel_outbound_per_node = -1;
   return m;
 }
+
+struct model_shared;
+static void shared_free(struct model_shared *t);
 
 static void vec_release(void *vec) { free(((any_vec *)vec)->items); }
 
@@ -51,8 +55,102 @@ void model_free(model *m) {
   vec_release(&m->pod_metrics);
   vec_release(&m->prom_answers);
   arena_free(m->mem);
+  arena_free(m->scratch);
   intern_free(m->strings);
+  shared_free(m->shared);
   free(m);
+}
+
+/* model_share's table: open addressing on a hash of the bytes. */
+typedef struct {
+  const void *data;
+  uint32_t bytes, hash;
+} shared_slot;
+
+struct model_shared {
+  shared_slot *slots;
+  size_t cap, n;
+  const void *zeros;
+};
+
+static uint64_t bytes_hash(const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a, 64 bits */
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+static void shared_free(struct model_shared *t) {
+  if (t)
+    free(t->slots);
+  free(t);
+}
+
+static void shared_grow(struct model_shared *t) {
+  size_t ncap = t->cap ? t->cap * 2 : 1024;
+  shared_slot *ns = calloc(ncap, sizeof *ns);
+  if (!ns)
+    abort();
+  for (size_t i = 0; i < t->cap; i++) {
+    if (!t->slots[i].data)
+      continue;
+    size_t j = t->slots[i].hash & (ncap - 1);
+    while (ns[j].data)
+      j = (j + 1) & (ncap - 1);
+    ns[j] = t->slots[i];
+  }
+  free(t->slots);
+  t->slots = ns;
+  t->cap = ncap;
+}
+
+const void *model_share(model *m, const void *data, size_t bytes, size_t align) {
+  struct model_shared *t = m->shared;
+  if (!t) {
+    t = m->shared = calloc(1, sizeof *t);
+    if (!t)
+      abort();
+    t->zeros = arena_alloc(m->mem, 128);
+  }
+  if (bytes == 0)
+    return t->zeros;
+  if (2 * (t->n + 1) > t->cap)
+    shared_grow(t);
+  if (bytes > UINT32_MAX) /* not worth sharing, and too long for a slot */
+    return memcpy(arena_alloc_uninit(m->mem, bytes, align), data, bytes);
+  uint32_t h = (uint32_t)(bytes_hash(data, bytes) >> 32);
+  size_t i = h & (t->cap - 1);
+  for (; t->slots[i].data; i = (i + 1) & (t->cap - 1))
+    if (t->slots[i].hash == h && t->slots[i].bytes == bytes &&
+        memcmp(t->slots[i].data, data, bytes) == 0)
+      return t->slots[i].data;
+  void *copy = arena_alloc_uninit(m->mem, bytes, align);
+  memcpy(copy, data, bytes);
+  t->slots[i] = (shared_slot){copy, (uint32_t)bytes, h};
+  t->n++;
+  return copy;
+}
+
+size_t model_bytes(const model *m) {
+  const any_vec *vecs[] = {(const any_vec *)&m->nodes,
+                           (const any_vec *)&m->pods,
+                           (const any_vec *)&m->namespaces,
+                           (const any_vec *)&m->pdbs,
+                           (const any_vec *)&m->priority_classes,
+                           (const any_vec *)&m->pvcs,
+                           (const any_vec *)&m->vmis,
+                           (const any_vec *)&m->vmims,
+                           (const any_vec *)&m->node_metrics,
+                           (const any_vec *)&m->pod_metrics,
+                           (const any_vec *)&m->prom_answers};
+  size_t n = arena_used(m->mem) + intern_bytes(m->strings) +
+             (m->shared ? m->shared->cap * sizeof *m->shared->slots : 0);
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+    n += vecs[i]->cap * sizeof(void *);
+  return n;
 }
 
 void model_push_(model *m, void *vec, void *item) {
@@ -103,8 +201,10 @@ static void sort_vec(void *items, size_t n, size_t size, int (*cmp)(const void *
     qsort(items, n, size, cmp);
 }
 
-/* Open-addressing set of interned string pointers (pairs), for lookups that would otherwise
- * strcmp their way through 150,000 pods. */
+/* Open-addressing map keyed by a pair: an interned string pointer (a namespace, a node name)
+ * and either another interned pointer or, with text set, a string compared by its bytes (a
+ * pod's name is its own copy, not interned), for lookups that would otherwise strcmp their
+ * way through 150,000 pods. */
 typedef struct {
   const void *a, *b;
   void *value;
@@ -113,17 +213,33 @@ typedef struct {
 typedef struct {
   ptr_slot *slots;
   size_t cap;
+  bool text; /* b is compared as a string */
 } ptr_map;
 
-static size_t ptr_hash(const void *a, const void *b, size_t cap) {
-  uint64_t h = ((uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4FULL);
-  return (size_t)(h ^ (h >> 29)) & (cap - 1);
+static size_t ptr_hash(const ptr_map *pm, const void *a, const void *b) {
+  uint64_t hb = (uint64_t)(uintptr_t)b;
+  if (pm->text && b) {
+    hb = 1469598103934665603ULL;
+    for (const unsigned char *s = b; *s; s++)
+      hb = (hb ^ *s) * 1099511628211ULL;
+  }
+  uint64_t h = ((uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL) ^ (hb * 0xC2B2AE3D27D4EB4FULL);
+  return (size_t)(h ^ (h >> 29)) & (pm->cap - 1);
 }
 
-static void ptr_map_init(ptr_map *pm, size_t n) {
+static bool ptr_same(const ptr_map *pm, const ptr_slot *s, const void *a, const void *b) {
+  if (s->a != a)
+    return false;
+  if (!pm->text || !s->b || !b)
+    return s->b == b;
+  return strcmp(s->b, b) == 0;
+}
+
+static void ptr_map_init(ptr_map *pm, size_t n, bool text) {
   pm->cap = 16;
   while (pm->cap < 2 * n + 1)
     pm->cap *= 2;
+  pm->text = text;
   pm->slots = calloc(pm->cap, sizeof *pm->slots);
   if (!pm->slots)
     abort();
@@ -131,9 +247,9 @@ static void ptr_map_init(ptr_map *pm, size_t n) {
 
 /* Returns the existing value for (a, b), or stores value and returns NULL. */
 static void *ptr_map_put(ptr_map *pm, const void *a, const void *b, void *value) {
-  size_t i = ptr_hash(a, b, pm->cap);
+  size_t i = ptr_hash(pm, a, b);
   while (pm->slots[i].a) {
-    if (pm->slots[i].a == a && pm->slots[i].b == b)
+    if (ptr_same(pm, &pm->slots[i], a, b))
       return pm->slots[i].value;
     i = (i + 1) & (pm->cap - 1);
   }
@@ -142,9 +258,9 @@ static void *ptr_map_put(ptr_map *pm, const void *a, const void *b, void *value)
 }
 
 static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
-  size_t i = ptr_hash(a, b, pm->cap);
+  size_t i = ptr_hash(pm, a, b);
   while (pm->slots[i].a) {
-    if (pm->slots[i].a == a && pm->slots[i].b == b)
+    if (ptr_same(pm, &pm->slots[i], a, b))
       return pm->slots[i].value;
     i = (i + 1) & (pm->cap - 1);
   }
@@ -152,6 +268,12 @@ static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
 }
 
 int model_finish(model *m, dserr *err) {
+  /* everything is decoded: what is shared stays shared, the table is not needed any more */
+  if (m->shared) {
+    free(m->shared->slots);
+    m->shared->slots = NULL;
+    m->shared->cap = m->shared->n = 0;
+  }
   sort_vec(m->nodes.items, m->nodes.n, sizeof(node *), cmp_node);
   sort_vec(m->namespaces.items, m->namespaces.n, sizeof(namespace_obj *), cmp_ns);
   sort_vec(m->pvcs.items, m->pvcs.n, sizeof(pvc_obj *), cmp_pvc);
@@ -160,10 +282,10 @@ int model_finish(model *m, dserr *err) {
   for (size_t i = 1; i < m->nodes.n; i++)
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
       return dserr_set(err, "node \"%s\" appears more than once", m->nodes.items[i]->name);
-  /* node and pod names are interned: identity is pointer identity */
+  /* node names and namespaces are interned (pointer identity), pod names are compared */
   ptr_map nodes, pods;
-  ptr_map_init(&nodes, m->nodes.n);
-  ptr_map_init(&pods, m->pods.n);
+  ptr_map_init(&nodes, m->nodes.n, false);
+  ptr_map_init(&pods, m->pods.n, true);
   for (size_t i = 0; i < m->nodes.n; i++) {
     node *n = m->nodes.items[i];
     n->npods = 0;
@@ -201,8 +323,8 @@ out:
 
 void model_link_metrics(model *m) {
   ptr_map nodes, pods;
-  ptr_map_init(&nodes, m->nodes.n);
-  ptr_map_init(&pods, m->pods.n);
+  ptr_map_init(&nodes, m->nodes.n, false);
+  ptr_map_init(&pods, m->pods.n, true);
   for (size_t i = 0; i < m->nodes.n; i++) {
     m->nodes.items[i]->actual = NULL;
     ptr_map_put(&nodes, m->nodes.items[i]->name, NULL, m->nodes.items[i]);
@@ -211,7 +333,7 @@ void model_link_metrics(model *m) {
     m->pods.items[i]->metrics = NULL;
     ptr_map_put(&pods, m->pods.items[i]->ns, m->pods.items[i]->name, m->pods.items[i]);
   }
-  /* names are interned in the model's table: identity is pointer identity */
+  /* namespaces and node names are interned in the model's table: pointer identity */
   for (size_t i = 0; i < m->node_metrics.n; i++) {
     node_metrics_obj *nm = m->node_metrics.items[i];
     node *n = ptr_map_get(&nodes, nm->name, NULL);

@@ -127,49 +127,46 @@ enum {
 
 typedef struct node node;
 
+/* Fields are laid out for size (pointers, then 64-bit times, then counts, then narrow
+ * fields and flags): a cluster has 150,000 of these. The arrays of pods that share them
+ * (labels, owners, tolerations, requests, images, container statuses) are one shared copy
+ * (model_share): never write through these pointers. */
 typedef struct pod {
-  const char *ns, *name, *uid;
-  const char *node_name; /* interned, "" if unbound */
-  node *node;            /* NULL if unbound or bound to a node not in the model */
-  pod_phase phase;
-  const char *status_reason; /* status.reason or NULL */
-  qos_class qos;
-  bool has_priority;
-  int32_t priority;
-  bool has_creation, deleting, has_start_time;
+  const char *ns, *name, *uid; /* ns interned; name and uid the pod's own copies */
+  const char *node_name;       /* interned, "" if unbound */
+  node *node;                  /* NULL if unbound or bound to a node not in the model */
+  const char *status_reason;   /* status.reason or NULL */
+  const char *config_source, *kubevirt_domain;
   int64_t creation, deletion, start_time; /* seconds since epoch */
   kvlist labels;
-  uint32_t annotations; /* ANN_* bits */
-  const char *config_source, *kubevirt_domain;
-  size_t nowners;
-  owner_ref *owners;
-  res_list requests; /* effective pod requests, plugins.md §1.3 */
-  size_t nrequest_keys;
-  const char **request_keys; /* resources named in any regular or init container's requests */
-  size_t nimages;
-  const char **images; /* regular containers, in order */
   kvlist node_selector;
-  bool has_node_selector;       /* spec.nodeSelector present, even `{}` (Go's non-nil map) */
+  res_list requests; /* effective pod requests, plugins.md §1.3 */
+  owner_ref *owners;
+  const char **request_keys;    /* resources named in any regular or init container's requests */
+  const char **images;          /* regular containers, in order */
   node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
-  size_t nanti_affinity;
   pod_affinity_term *anti_affinity; /* required pod anti-affinity terms */
-  size_t ntolerations;
   toleration *tolerations;
-  size_t nspread;
   spread_constraint *spread;
-  size_t ncontainer_status, ninit_status, nephemeral_status;
   container_status *container_status, *init_status, *ephemeral_status;
-  size_t nconditions;
   pod_condition *conditions;
-  size_t npvc;
   const char **pvc_claims; /* claim names of persistentVolumeClaim volumes */
-  bool local_storage;      /* a hostPath or emptyDir volume */
-  bool resource_claims;    /* spec.resourceClaims non-empty */
-  /* per-cycle state, owned by the framework */
-  bool evicted; /* evicted by this cycle: gone for the rest of it */
-  bool leaving; /* eviction requested in background (live migration); reports only */
   /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
   const struct pod_metrics_obj *metrics;
+  uint32_t nowners, nrequest_keys, nimages, nanti_affinity, ntolerations, nspread;
+  uint32_t ncontainer_status, ninit_status, nephemeral_status, nconditions, npvc;
+  int32_t priority;
+  uint32_t annotations; /* ANN_* bits */
+  uint8_t phase;        /* a pod_phase */
+  uint8_t qos;          /* a qos_class */
+  bool has_priority : 1;
+  bool has_creation : 1, deleting : 1, has_start_time : 1;
+  bool has_node_selector : 1; /* spec.nodeSelector present, even `{}` (Go's non-nil map) */
+  bool local_storage : 1;     /* a hostPath or emptyDir volume */
+  bool resource_claims : 1;   /* spec.resourceClaims non-empty */
+  /* per-cycle state, owned by the framework */
+  bool evicted : 1; /* evicted by this cycle: gone for the rest of it */
+  bool leaving : 1; /* eviction requested in background (live migration); reports only */
 } pod;
 
 struct node {
@@ -304,6 +301,11 @@ typedef struct {
 typedef struct model {
   arena *mem;
   intern_table *strings;
+  struct model_shared *shared; /* model_share's table */
+  arena *scratch;               /* decoders' per-object scratch (decode/objects.c) */
+  /* pod.conditions are decoded (true from model_new); live mode clears it when no enabled
+   * plugin reads them (fw_reads_pod_conditions): pods then have none */
+  bool keep_pod_conditions;
   MODEL_VEC(node, nodes);
   MODEL_VEC(pod, pods);
   MODEL_VEC(namespace_obj, namespaces);
@@ -335,6 +337,16 @@ void model_free(model *m);
  * one namespace, appears twice. */
 #include "../util/err.h"
 int model_finish(model *m, dserr *err);
+
+/* The one copy in m->mem of a flat array (scalars and interned strings, nothing to free or
+ * patch): pods of one ReplicaSet have the same labels, owners, tolerations, requests and
+ * images, and share one copy of each. bytes 0 gives a block of zeros that reads as an empty
+ * array of any element type (never NULL). The copy must never be written to. */
+const void *model_share(model *m, const void *data, size_t bytes, size_t align);
+
+/* Bytes the model holds: its arena, its interned strings, its vectors (for the cycle's
+ * timings line and the benchmark's bytes per pod). */
+size_t model_bytes(const model *m);
 
 /* Appends an object (allocated in m->mem) to a vector. */
 void model_push_(model *m, void *vec, void *item);

@@ -197,6 +197,10 @@ static int plt_run(plugin_handle *h, const void *vargs, dserr *err) {
   return 0;
 }
 
+static bool plt_reads_conditions(const void *args) {
+  return ((const plt_args *)args)->conditions.n > 0;
+}
+
 const plugin_desc plugin_pod_life_time = {
     .name = "PodLifeTime",
     .points = PLUGIN_DESCHEDULE,
@@ -204,4 +208,5 @@ const plugin_desc plugin_pod_life_time = {
     .fields = plt_fields,
     .validate = plt_validate,
     .run = plt_run,
+    .reads_pod_conditions = plt_reads_conditions,
 };

@@ -68,6 +68,9 @@ typedef struct plugin_desc {
   bool (*admit)(plugin_handle *h, const void *args, const pod *p);
   /* Optional: adds the actual-utilization inputs this configuration reads. */
   void (*add_usage_needs)(const void *args, usage_needs *needs);
+  /* Optional: true when this configuration reads pod.conditions; a live read then keeps
+   * them (model.keep_pod_conditions: they are a third of a pod's model). */
+  bool (*reads_pod_conditions)(const void *args);
 } plugin_desc;
 
 typedef const plugin_desc *(*plugin_lookup_fn)(const char *name);

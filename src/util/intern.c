@@ -86,3 +86,7 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
 const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strlen(s)); }
 
 size_t intern_count(const intern_table *t) { return t->count; }
+
+size_t intern_bytes(const intern_table *t) {
+  return arena_used(t->mem) + t->cap * (sizeof *t->slots + sizeof *t->hashes);
+}

@@ -17,5 +17,7 @@ void intern_free(intern_table *t);
 const char *intern_n(intern_table *t, const char *s, size_t len);
 const char *intern(intern_table *t, const char *s);
 size_t intern_count(const intern_table *t);
+/* Memory the table holds: its strings and its slots (for the model's size). */
+size_t intern_bytes(const intern_table *t);
 
 #endif

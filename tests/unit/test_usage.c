@@ -292,6 +292,51 @@ static void test_usage_needs(void **state) {
   policy_free(pol);
 }
 
+/* Pod conditions are kept only when an enabled plugin reads them (PodLifeTime's
+ * `conditions`); without them a pod's model is a third smaller. */
+static void test_reads_pod_conditions(void **state) {
+  (void)state;
+  const char *with = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n"
+                     "- name: p\n  pluginConfig:\n  - name: PodLifeTime\n"
+                     "    args: {conditions: [{type: Ready, status: 'False'}]}\n"
+                     "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n";
+  const char *age = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n"
+                    "- name: p\n  pluginConfig:\n  - name: PodLifeTime\n"
+                    "    args: {maxPodLifeTimeSeconds: 60}\n"
+                    "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n";
+  const char *not_enabled = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n"
+                            "- name: p\n  pluginConfig:\n  - name: PodLifeTime\n"
+                            "    args: {conditions: [{type: Ready}]}\n";
+  const char *cases[] = {with, age, not_enabled, two_profiles};
+  bool want[] = {true, false, false, false};
+  for (size_t i = 0; i < 4; i++) {
+    dserr err;
+    policy *pol = load_policy_text(cases[i], &err);
+    if (!pol)
+      fail_msg("case %zu: %s", i, err.msg);
+    assert_int_equal(fw_reads_pod_conditions(pol), want[i]);
+    policy_free(pol);
+  }
+  /* a model told not to keep them still checks them: a bad condition is still an error */
+  model *m = model_new();
+  m->keep_pod_conditions = false;
+  const char *pods =
+      "{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},"
+      "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}]}";
+  char *next = NULL;
+  size_t count = 0;
+  dserr err;
+  assert_int_equal(decode_list_page(m, "page", pods, strlen(pods), NULL, &next, &count, &err), 0);
+  assert_int_equal(m->pods.n, 1);
+  assert_int_equal(m->pods.items[0]->nconditions, 0);
+  const char *bad =
+      "{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\",\"namespace\":\"n\"},"
+      "\"status\":{\"conditions\":[{\"type\":7}]}}]}";
+  assert_int_equal(decode_list_page(m, "page", bad, strlen(bad), NULL, &next, &count, &err), -1);
+  assert_non_null(strstr(err.msg, "status.conditions[0]: expected a string, got an integer"));
+  model_free(m);
+}
+
 /* ---------- LowNodeUtilization on actual usage ---------- */
 
 typedef struct {
@@ -611,6 +656,7 @@ int main(void) {
       cmocka_unit_test(test_go_float_formatting),
       cmocka_unit_test(test_metrics_files),
       cmocka_unit_test(test_usage_needs),
+      cmocka_unit_test(test_reads_pod_conditions),
       cmocka_unit_test(test_prometheus_one_pod_per_node),
       cmocka_unit_test(test_prometheus_node_limit),
       cmocka_unit_test(test_prometheus_total_limit),
