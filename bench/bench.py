@@ -305,12 +305,15 @@ def bench_size(a, n, p, v):
     res["snapshotMB"] = os.path.getsize(snap) / 1e6
     work = tempfile.mkdtemp(prefix="bench-%d-" % p, dir=a.out)
     try:
-        if "simulate" in a.only:
+        def repeated(what, run):
             runs = []
             for i in range(a.repeat):
-                log("%s simulate %d/%d" % (size_label(n, p), i + 1, a.repeat))
-                runs.append(run_simulate(a.binary, snap, work))
-            res["simulate"] = {k: summary([r[k] for r in runs]) for k in runs[0]}
+                log("%s %s %d/%d" % (size_label(n, p), what, i + 1, a.repeat))
+                runs.append(run())
+            return {k: summary([r[k] for r in runs]) for k in runs[0]}
+
+        if "simulate" in a.only:
+            res["simulate"] = repeated("simulate", lambda: run_simulate(a.binary, snap, work))
         if not ({"floor", "oneshot", "loop"} & set(a.only)):
             return res
         log("%s starting the simulator" % size_label(n, p))
@@ -323,11 +326,7 @@ def bench_size(a, n, p, v):
                 res["floor"] = {"curl": summary([r[0] for r in runs]), "pages": len(urls), "bytes": runs[0][1]}
             oneshot_wall = None
             if "oneshot" in a.only:
-                runs = []
-                for i in range(a.repeat):
-                    log("%s one-shot cycle %d/%d" % (size_label(n, p), i + 1, a.repeat))
-                    runs.append(run_oneshot(a.binary, sim, work))
-                res["oneshot"] = {k: summary([r[k] for r in runs]) for k in runs[0]}
+                res["oneshot"] = repeated("one-shot cycle", lambda: run_oneshot(a.binary, sim, work))
                 oneshot_wall = res["oneshot"]["wall"]["median"]
             if "loop" in a.only:
                 interval = a.interval or max(2.0, round(2 * (oneshot_wall or 5.0) + 1))

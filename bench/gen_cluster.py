@@ -116,6 +116,19 @@ def pod_status(containers, started, host_ip, pod_ip, restarts, qos, rng):
             "containerStatuses": statuses, "qosClass": qos}
 
 
+def default_tolerations():
+    """What the DefaultTolerationSeconds admission plugin adds to every pod."""
+    return [{"key": "node.kubernetes.io/" + k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            for k in ("not-ready", "unreachable")]
+
+
+def pod_managed_fields(manager, created, metadata, spec, status):
+    """A pod's managedFields: its controller wrote metadata and spec, the kubelet its status."""
+    return [managed(manager, "Update", created,
+                    fields_v1({"metadata": dict(metadata, generateName=1), "spec": spec})),
+            managed("kubelet", "Update", status["startTime"], fields_v1({"status": status}), "status")]
+
+
 def started_at(created, i):
     """Pods start a few seconds to minutes after they are created, each at its own time."""
     return created[:14] + "%02d:%02d" % (i // 60 % 60, i % 60) + "Z"
@@ -158,20 +171,15 @@ def app_pod(i, nodename, rng):
             "containers": containers, "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
             "dnsPolicy": "ClusterFirst", "serviceAccountName": "default", "serviceAccount": "default",
             "nodeName": nodename, "securityContext": {}, "schedulerName": "default-scheduler",
-            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-                             "tolerationSeconds": 300},
-                            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-                             "tolerationSeconds": 300}],
+            "tolerations": default_tolerations(),
             "priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority"}
     status = pod_status(containers, started_at(created, i), node_ip(nodename),
                         "10.%d.%d.%d" % (i >> 16 & 255, i >> 8 & 255, i & 255), i % 3, "Burstable", rng)
     md = {"name": name, "generateName": rs + "-", "namespace": ns, "uid": uid(rng), "creationTimestamp": created,
           "labels": labels, "annotations": annotations, "ownerReferences": owners}
-    md["managedFields"] = [
-        managed("kube-controller-manager", "Update", created,
-                fields_v1({"metadata": {"annotations": annotations, "generateName": 1, "labels": labels,
-                                        "ownerReferences": owners}, "spec": spec})),
-        managed("kubelet", "Update", "2026-11-01T10:00:20Z", fields_v1({"status": status}), "status")]
+    md["managedFields"] = pod_managed_fields("kube-controller-manager", created,
+                                             {"annotations": annotations, "labels": labels, "ownerReferences": owners},
+                                             spec, status)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status}
 
 
@@ -246,20 +254,15 @@ def vm_objects(i, nodename, rng):
             "securityContext": {"runAsUser": 107, "runAsGroup": 107, "fsGroup": 107, "runAsNonRoot": True},
             "schedulerName": "default-scheduler", "readinessGates": [{"conditionType": "kubevirt.io/virtual-machine-unpaused"}],
             "nodeSelector": {"kubevirt.io/schedulable": "true", "cpumanager": "false"},
-            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-                             "tolerationSeconds": 300},
-                            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-                             "tolerationSeconds": 300}],
+            "tolerations": default_tolerations(),
             "priority": 0, "enableServiceLinks": False, "preemptionPolicy": "PreemptLowerPriority"}
     status = pod_status(containers, started_at(created, i), node_ip(nodename),
                         "10.200.%d.%d" % (i >> 8 & 255, i & 255), 0, "Burstable", rng)
     md = {"name": pod, "generateName": "virt-launcher-%s-" % name, "namespace": ns, "uid": uid(rng),
           "creationTimestamp": created, "labels": labels, "annotations": annotations, "ownerReferences": owners}
-    md["managedFields"] = [
-        managed("virt-controller", "Update", created,
-                fields_v1({"metadata": {"annotations": annotations, "generateName": 1, "labels": labels,
-                                        "ownerReferences": owners}, "spec": spec})),
-        managed("kubelet", "Update", "2026-11-20T08:00:20Z", fields_v1({"status": status}), "status")]
+    md["managedFields"] = pod_managed_fields("virt-controller", created,
+                                             {"annotations": annotations, "labels": labels, "ownerReferences": owners},
+                                             spec, status)
     p = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status}
     return vmi, p
 

@@ -4,7 +4,9 @@
  * Each page file is read into memory once; then every library parses every page, --repeat
  * times, and the best run's CPU time is printed as MB/s: yajl with callbacks that do nothing
  * (its tokenizer alone: the floor of the project's yajl-based reader), yajl's own tree
- * (yajl_tree_parse), json-c, jansson and cJSON (each building its tree, then freeing it).
+ * (yajl_tree_parse), json-c, jansson and cJSON (each building its tree, then freeing it), and
+ * this project's reader (src/util/doc.h, compiled in from the sources): the page streamed
+ * item by item into trees, whole and with metadata.managedFields left unbuilt.
  * Built and run by bench/jsonlibs.sh; not part of the product or of `make test`.
  *
  * Usage: jsonlibs [--repeat N] PAGE.json... */
@@ -12,6 +14,9 @@
 #include <jansson.h>
 #include <yajl/yajl_parse.h>
 #include <yajl/yajl_tree.h>
+
+#include "util/arena.h"
+#include "util/doc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +87,30 @@ static int parse_cjson(const page *p) {
   return o != NULL;
 }
 
+static int count_item(void *ctx, doc_node *item, dserr *err) {
+  (void)err;
+  ++*(size_t *)ctx;
+  return item == NULL;
+}
+
+static int parse_project(const page *p, const char *const *skip) {
+  size_t items = 0;
+  dserr err;
+  arena *hdr = arena_new(4096);
+  doc_node *header = NULL;
+  int rc = doc_stream_memory_skipping(DOC_FMT_JSON, "page", p->buf, p->len, skip, count_item,
+                                      &items, hdr, &header, &err);
+  arena_free(hdr);
+  return rc == 0 && items > 0;
+}
+
+static int parse_project_whole(const page *p) { return parse_project(p, NULL); }
+
+static int parse_project_skipping(const page *p) {
+  static const char *const skip[] = {"metadata.managedFields", NULL};
+  return parse_project(p, skip);
+}
+
 static const struct {
   const char *name;
   int (*parse)(const page *);
@@ -89,7 +118,9 @@ static const struct {
             {"yajl 2.1 (yajl_tree)", parse_yajl_tree},
             {"json-c 0.16", parse_json_c},
             {"jansson 2.14", parse_jansson},
-            {"cJSON 1.7.15", parse_cjson}};
+            {"cJSON 1.7.15", parse_cjson},
+            {"this project's reader (items, whole)", parse_project_whole},
+            {"this project's reader (no managedFields)", parse_project_skipping}};
 
 static int read_page(const char *path, page *p) {
   FILE *f = fopen(path, "rb");

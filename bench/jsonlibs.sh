@@ -12,6 +12,7 @@ mkdir -p "$here/out"
 snap="$here/out/cluster-$n-$p-$v.json"
 [ -f "$snap" ] || python3 "$here/gen_cluster.py" --nodes "$n" --pods "$p" --vms "$v" --out "$snap"
 pages="$here/out/pages-$n-$p-$v"
+[ -d "$pages" ] && [ "$snap" -nt "$pages" ] && rm -rf "$pages" # the cluster was made again
 if [ ! -d "$pages" ]; then
   mkdir -p "$pages.tmp"
   python3 - "$snap" "$pages.tmp" <<'PY'
@@ -44,5 +45,7 @@ flush()
 PY
   mv "$pages.tmp" "$pages"
 fi
-gcc -O2 -Wall -Wextra -o "$here/out/jsonlibs" "$here/jsonlibs.c" "$here/jsonlibs_jsonc.c" -lyajl -ljson-c -ljansson -lcjson
+src="$here/../src"
+gcc -O2 -Wall -Wextra -I"$src" -o "$here/out/jsonlibs" "$here/jsonlibs.c" "$here/jsonlibs_jsonc.c" \
+  "$src"/util/{doc,doc_fast,arena,xalloc,err,strbuf}.c -lyaml -lyajl -ljson-c -ljansson -lcjson
 "$here/out/jsonlibs" --repeat 3 "$pages"/page-*.json

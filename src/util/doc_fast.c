@@ -413,6 +413,15 @@ static int next_or_close(rd *r, unsigned char close) {
   return DOCF_REFUSED;
 }
 
+/* The end of a member or element: true when the loop over them ends (the container closed,
+ * or *rc set to what went wrong). */
+static bool member_end(rd *r, unsigned char close, int *rc) {
+  int more = next_or_close(r, close);
+  if (more < 0)
+    *rc = more;
+  return more != 0;
+}
+
 static int read_map(rd *r, const skip_node *rule, doc_node **out) {
   size_t base = r->nkids;
   r->p++;
@@ -450,12 +459,7 @@ static int read_map(rd *r, const skip_node *rule, doc_node **out) {
         push_kid(r, (void *)key);
         push_kid(r, v);
       }
-      int more = next_or_close(r, '}');
-      if (more < 0) {
-        rc = more;
-        break;
-      }
-      if (more == 1)
+      if (member_end(r, '}', &rc))
         break;
     }
   }
@@ -492,12 +496,7 @@ static int read_seq(rd *r, const skip_node *rule, doc_node **out) {
         break;
       if (out)
         push_kid(r, v);
-      int more = next_or_close(r, ']');
-      if (more < 0) {
-        rc = more;
-        break;
-      }
-      if (more == 1)
+      if (member_end(r, ']', &rc))
         break;
     }
   }
