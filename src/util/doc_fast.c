@@ -515,32 +515,45 @@ static int read_seq(rd *r, const skip_node *rule, doc_node **out) {
 }
 
 /* Checks the value at r->p and moves past it, building nothing (a skipped part): one loop
- * over its tokens, with a bit per open container (map or list) instead of recursion. */
+ * over its tokens, with a bit per open container (map or list) instead of recursion. Most
+ * strings are plain ASCII up to the quote; the rest (escapes, UTF-8, what is wrong) goes
+ * through read_string. */
 static int skip_value(rd *r) {
   uint64_t maps[DOCF_MAX_DEPTH / 64 + 1];
   int depth = 0, rc;
   bool after = false; /* a value has just ended (inside a container) */
+  /* the cursor lives in a register here; r->p is brought up to date around calls */
+  const unsigned char *p = r->p, *end = r->end;
 #define IN_MAP(d) ((maps[(d) / 64] >> ((d) % 64)) & 1)
+#define WS()                                                                                       \
+  while (p < end && *p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))            \
+  p++
+#define CALL(expr) (r->p = p, rc = (expr), p = r->p, rc)
+#define NEED()                                                                                     \
+  do {                                                                                             \
+    if (p >= end) {                                                                                \
+      r->p = p;                                                                                    \
+      return OUT_OF_INPUT(r);                                                                      \
+    }                                                                                              \
+  } while (0)
   for (;;) {
-    ws(r);
-    if (r->p >= r->end)
-      return OUT_OF_INPUT(r);
-    unsigned c = *r->p;
+    WS();
+    NEED();
+    unsigned c = *p;
     if (after) {
       bool map = IN_MAP(depth - 1);
       if (c == (map ? '}' : ']')) {
-        r->p++;
+        p++;
         if (--depth == 0)
-          return DOCF_OK;
+          break;
         continue;
       }
       if (c != ',')
         return DOCF_REFUSED;
-      r->p++;
-      ws(r);
-      if (r->p >= r->end)
-        return OUT_OF_INPUT(r);
-      c = *r->p;
+      p++;
+      WS();
+      NEED();
+      c = *p;
       after = false;
       if (!map)
         continue; /* a value follows */
@@ -555,15 +568,14 @@ static int skip_value(rd *r) {
       else
         maps[depth / 64] &= ~(1ull << (depth % 64));
       depth++;
-      r->p++;
-      ws(r);
-      if (r->p >= r->end)
-        return OUT_OF_INPUT(r);
-      c = *r->p;
+      p++;
+      WS();
+      NEED();
+      c = *p;
       if (c == (map ? '}' : ']')) {
-        r->p++;
+        p++;
         if (--depth == 0)
-          return DOCF_OK;
+          break;
         after = true;
         continue;
       }
@@ -572,33 +584,43 @@ static int skip_value(rd *r) {
     key:
       if (c != '"')
         return DOCF_REFUSED;
-      if ((rc = read_string(r, NULL)) != DOCF_OK)
+      const unsigned char *q = plain_run(p + 1, end);
+      if (q < end && *q == '"')
+        p = q + 1;
+      else if (CALL(read_string(r, NULL)) != DOCF_OK)
         return rc;
-      ws(r);
-      if (r->p >= r->end)
-        return OUT_OF_INPUT(r);
-      if (*r->p != ':')
+      WS();
+      NEED();
+      if (*p != ':')
         return DOCF_REFUSED;
-      r->p++;
+      p++;
       continue;
     }
-    if (c == '"')
-      rc = read_string(r, NULL);
-    else if (c == 't' || c == 'f' || c == 'n')
-      rc = read_literal(r, NULL);
-    else {
+    if (c == '"') {
+      const unsigned char *q = plain_run(p + 1, end);
+      if (q < end && *q == '"')
+        p = q + 1;
+      else if (CALL(read_string(r, NULL)) != DOCF_OK)
+        return rc;
+    } else if (c == 't' || c == 'f' || c == 'n') {
+      if (CALL(read_literal(r, NULL)) != DOCF_OK)
+        return rc;
+    } else {
       size_t len;
-      rc = read_number(r, &len);
-      if (rc == DOCF_OK)
-        r->p += len;
+      if (CALL(read_number(r, &len)) != DOCF_OK)
+        return rc;
+      p += len;
     }
-    if (rc != DOCF_OK)
-      return rc;
     if (depth == 0)
-      return DOCF_OK;
+      break;
     after = true;
   }
+  r->p = p;
+  return DOCF_OK;
 #undef IN_MAP
+#undef WS
+#undef CALL
+#undef NEED
 }
 
 /* One value at r->p (not whitespace). out NULL = check it and build nothing. */
