@@ -16,7 +16,8 @@ evictions a cycle). The client rate limiter is set out of the way (--client-conn
 
 Figures: wall, CPU (user+sys) and peak RSS from GNU time (loop: /proc between cycles); the
 phases from the binary's own "Cycle timings" line (V3: list, fetch, decode, decide, evict,
-total, and the resident memory at the cycle's end; docs/performance.md); LIST and WATCH requests per cycle and evictions from the
+total, the model's bytes per pod, and the resident memory at the cycle's end;
+docs/performance.md); LIST and WATCH requests per cycle and evictions from the
 simulator's request counts (GET /_sim/requests). Each figure is printed as min/median over
 the repeats; ratios compare sizes of the same run. Prints a table, then writes the JSON
 (bench/out/results.json unless --json says otherwise).
@@ -198,7 +199,12 @@ def run_simulate(binary, snapshot, workdir):
         planned = len(json.load(f)["evictions"])
     t = last_timings(err_path)
     return {"wall": wall, "cpu": cpu, "rss": rss, "decode": t.get("decode"), "decide": t.get("decide"),
-            "planned": planned}
+            "planned": planned, "bytesPerPod": per_pod(t)}
+
+
+def per_pod(t):
+    """The model's bytes over its pods, from the timings line (None from a binary without them)."""
+    return t["model"] / t["pods"] if t.get("model") and t.get("pods") else None
 
 
 def last_timings(path):
@@ -218,7 +224,8 @@ def run_oneshot(binary, sim, workdir):
         raise RuntimeError("the one-shot cycle failed (exit %d); see %s" % (rc, err_path))
     t = last_timings(err_path)
     c = sim.take_counts()
-    r = {"wall": wall, "cpu": cpu, "rss": rss, "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"]}
+    r = {"wall": wall, "cpu": cpu, "rss": rss, "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"],
+         "bytesPerPod": per_pod(t)}
     for k in ("list", "fetch", "decode", "decide", "evict", "total"):
         r[k] = t.get(k)
     return r
@@ -362,31 +369,37 @@ def loop_summary(runs, interval, churn):
     return out
 
 
+def per_pod_text(s):
+    b = s.get("bytesPerPod")
+    return "%.0f" % b["median"] if b else "-"
+
+
 def print_table(results, a):
     w = sys.stdout.write
     w("\nFigures are min/median over %d runs; seconds, MB.\n" % a.repeat)
     if "simulate" in a.only:
         w("\n(a) simulate on the file\n")
-        w("%-10s %8s %13s %13s %13s %13s %13s %8s\n" % ("size", "file MB", "wall", "cpu", "peak RSS", "decode",
-                                                      "decide", "planned"))
+        w("%-10s %8s %13s %13s %13s %13s %13s %8s %9s\n" % ("size", "file MB", "wall", "cpu", "peak RSS", "decode",
+                                                           "decide", "planned", "B/pod"))
         for r in results:
             s = r.get("simulate")
             if s:
-                w("%-10s %8.0f %13s %13s %13s %13s %13s %8d\n" % (
+                w("%-10s %8.0f %13s %13s %13s %13s %13s %8d %9s\n" % (
                     size_label(r["nodes"], r["pods"]), r["snapshotMB"], fmt(s["wall"]), fmt(s["cpu"]),
-                    fmt(s["rss"], digits=0), fmt(s["decode"]), fmt(s["decide"]), s["planned"]["median"]))
+                    fmt(s["rss"], digits=0), fmt(s["decode"]), fmt(s["decide"]), s["planned"]["median"],
+                    per_pod_text(s)))
     if "oneshot" in a.only or "floor" in a.only:
         w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages)\n")
-        w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s\n" % (
+        w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s %6s\n" % (
             "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "LISTs", "evicts",
-            "curl floor"))
+            "curl floor", "B/pod"))
         for r in results:
             s, f = r.get("oneshot"), r.get("floor")
             if s:
-                w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6d %6d %11s\n" % (
+                w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6d %6d %11s %6s\n" % (
                     size_label(r["nodes"], r["pods"]), fmt(s["wall"]), fmt(s["cpu"]), fmt(s["rss"], digits=0),
                     fmt(s["list"]), fmt(s["fetch"]), fmt(s["decode"]), fmt(s["decide"]), fmt(s["evict"]),
-                    s["lists"]["median"], s["evictions"]["median"], fmt(f["curl"]) if f else "-"))
+                    s["lists"]["median"], s["evictions"]["median"], fmt(f["curl"]) if f else "-", per_pod_text(s)))
             elif f:
                 w("%-10s curl floor %s (%d pages, %.0f MB)\n" % (size_label(r["nodes"], r["pods"]), fmt(f["curl"]),
                                                                 f["pages"], f["bytes"] / 1e6))
