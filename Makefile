@@ -4,10 +4,11 @@
 #   make build      just build build/descheduler
 #   make bench      benchmarks (print figures)
 #   make demo-live  start the API simulator on the example cluster
+#   make demo-openshift  the OpenShift KubeDescheduler example live: simulator + real Prometheus, one cycle
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo test bench demo-live clean format
+.PHONY: all build deps demo test bench demo-live demo-openshift clean format
 
 all: build
 
@@ -31,6 +32,10 @@ bench: build
 demo-live: build
 	@scripts/deps.sh test
 	@tests/apisim/demo-live.sh $(EXAMPLE)/cluster.json
+
+demo-openshift: build
+	@scripts/deps.sh test
+	@tests/apisim/demo-openshift.sh $(BUILD)/descheduler
 
 clean:
 	rm -rf build build-asan
