@@ -143,7 +143,7 @@ typedef struct pod {
   const char *config_source, *kubevirt_domain;
   size_t nowners;
   owner_ref *owners;
-  res_list requests; /* effective pod requests, plugins.md §1.3 */
+  res_list requests; /* effective pod requests, as component-helpers' resource.PodRequests */
   size_t nrequest_keys;
   const char **request_keys; /* resources named in any regular or init container's requests */
   size_t nimages;
