@@ -313,6 +313,9 @@ typedef struct model {
   MODEL_VEC(vmi_obj, vmis);
   MODEL_VEC(vmim_obj, vmims);
   kubevirt_cr kubevirt;
+  /* why a KubeVirt CR of the cluster could not be decoded (live mode skips such an object), or
+   * NULL: KubeVirt's default strategy and migration limits are then unknown */
+  const char *kubevirt_unreadable;
   /* true when the VMIs are every VMI of the cluster (a live read lists them all); a snapshot
    * may omit some, so a launcher without its VMI is then not proof of anything */
   bool vmis_complete;
