@@ -83,8 +83,10 @@ class StandIn:
         self.lock = threading.RLock()        # the mirror, the controllers and the replay
         self.real_rv = {}                    # (storage, key) -> the server's resourceVersion
         self.captured = None                 # writes made by the controllers, while capturing
+        self.written, self.uids = {}, {}     # during a replay: (storage, key) -> version, uid map
         self.store.listeners.append(self._on_write)
         self.stop = threading.Event()
+        self.wake = threading.Event()
         self.passes = 0
         self.errors = 0
         self.thread = None
@@ -136,20 +138,38 @@ class StandIn:
     def _capture(self, fn, *args):
         """Runs fn with the mirror's writes captured and replays them.
 
-        Returns (fn's result, whether every write reached the server, how many there were)."""
+        A write builds on the version the previous write of the same object returned; every
+        object written is then taken again from the server by the next sync (its real UID,
+        what the server defaulted). Returns (fn's result, whether every write reached the
+        server, how many there were)."""
         self.captured = []
         try:
             out = fn(*args)
         finally:
             writes, self.captured = self.captured, None
         ok = True
+        self.written, self.uids = {}, {}
         for w in writes:
             ok &= self._replay(*w)
+        for rk in self.written:
+            self.real_rv.pop(rk, None)
         return out, ok, len(writes)
+
+    def _remap(self, obj):
+        """References to objects created in this pass: the mirror's UID -> the server's."""
+        md = obj["metadata"]
+        if md.get("uid") in self.uids:
+            md["uid"] = self.uids[md["uid"]]
+        for ref in md.get("ownerReferences") or []:
+            ref["uid"] = self.uids.get(ref.get("uid"), ref.get("uid"))
+        for k, v in (md.get("labels") or {}).items():
+            if v in self.uids:
+                md["labels"][k] = self.uids[v]
+        return obj
 
     def _replay(self, storage, typ, entry, prev):
         res = self.registry.storage_resource(storage)
-        obj = entry.obj()
+        obj = self._remap(entry.obj())
         md = obj["metadata"]
         ns, name = md.get("namespace", ""), md["name"]
         key = res.key(ns, name)
@@ -159,38 +179,38 @@ class StandIn:
             if typ == "DELETED":
                 self.client.request("DELETE", path_of(res, ns, name),
                                     {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+                self.written[rk] = None
                 return True
-            if typ == "ADDED" and rk not in self.real_rv:
+            if typ == "ADDED" and rk not in self.real_rv and rk not in self.written:
                 body = copy.deepcopy(obj)
                 for k in ("resourceVersion", "uid", "creationTimestamp", "generation"):
                     body["metadata"].pop(k, None)
                 node = (body.get("spec") or {}).get("nodeName") if storage == "pods" else None
                 status = body.get("status")
                 out = self.client.create(path_of(res, ns), body)
-                self.real_rv.pop(rk, None)  # the next sync takes the server's copy (its uid)
+                self.uids[md.get("uid")] = out["metadata"]["uid"]
                 if status and res.status_subresource:
                     out["status"] = status
-                    self.client.put(path_of(res, ns, name, "status"), out)
+                    out = self.client.put(path_of(res, ns, name, "status"), out)
                 if node and not (out.get("spec") or {}).get("nodeName"):
-                    self._bind(res, ns, name, node)
+                    out = self._bind(res, ns, name, node)
+                self.written[rk] = out["metadata"]["resourceVersion"]
                 return True
-            # an update: the main resource and/or its status, from the server's last version
-            old = prev.obj() if prev is not None else {}
-            rv = self.real_rv.get(rk)
+            # an update: the main resource and/or its status, on the server's last version
+            old = self._remap(prev.obj()) if prev is not None else {}
+            rv = self.written.get(rk) or self.real_rv.get(rk)
             if rv is None:
                 self.log("replay: %s changed on the server meanwhile; left for the next pass" % what)
                 return False
-            self.real_rv.pop(rk, None)
             main_changed = any(md.get(k) != (old.get("metadata") or {}).get(k) for k in META_KEYS) or \
                 any(obj.get(k) != old.get(k) for k in obj if k not in ("metadata", "status"))
             status_changed = obj.get("status") != old.get("status")
+            body = copy.deepcopy(obj)
             if storage == "pods":
                 node, old_node = (obj.get("spec") or {}).get("nodeName"), (old.get("spec") or {}).get("nodeName")
                 if node and not old_node:
-                    self._bind(res, ns, name, node)
+                    rv = self._bind(res, ns, name, node)["metadata"]["resourceVersion"]
                     main_changed = any(md.get(k) != (old.get("metadata") or {}).get(k) for k in META_KEYS)
-                    rv = self.client.get(path_of(res, ns, name))["metadata"]["resourceVersion"]
-            body = copy.deepcopy(obj)
             body["metadata"]["resourceVersion"] = rv
             out = None
             if not res.status_subresource:
@@ -203,11 +223,10 @@ class StandIn:
                         body["spec"] = out["spec"]
                 if status_changed:
                     out = self.client.put(path_of(res, ns, name, "status"), body)
-            # the mirror holds what was written: a later write of this pass builds on it
-            self.real_rv[rk] = out["metadata"]["resourceVersion"] if out else rv
+            self.written[rk] = out["metadata"]["resourceVersion"] if out else rv
             return True
         except ApiError as e:
-            self.real_rv.pop(rk, None)
+            self.written[rk] = None
             if e.code in (404, 409):
                 self.log("replay: %s: %s; left for the next pass" % (what, e.message))
             else:
@@ -216,9 +235,11 @@ class StandIn:
             return False
 
     def _bind(self, res, ns, name, node):
+        """Binds a pod to a node as the scheduler does; returns the pod as it is then."""
         self.client.create(path_of(res, ns, name, "binding"),
                            {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": ns},
                             "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+        return self.client.get(path_of(res, ns, name))
 
     # -- the controllers -------------------------------------------------------------
 
@@ -249,7 +270,9 @@ class StandIn:
             except Exception as e:  # a bad pass must not end the stand-in: log it, go on
                 self.errors += 1
                 self.log("pass failed: %s\n%s" % (e, traceback.format_exc()))
-            self.stop.wait(interval if not self.kv.busy else 0.2)
+            # a write of the webhook or the test wakes the controllers at once, as a watch would
+            self.wake.wait(interval if not self.kv.busy else 0.2)
+            self.wake.clear()
 
     def start(self):
         self.one_pass()  # PDB status written before anyone evicts
@@ -277,6 +300,7 @@ class StandIn:
                 msg, ok, _ = self._capture(self.kv.admit_eviction, pod, req.get("object"), dry_run)
                 if ok:
                     break
+        self.wake.set()
         resp = {"uid": req.get("uid", ""), "allowed": msg is None}
         if msg is not None:
             resp["status"] = {"code": 429, "message": msg}

@@ -306,15 +306,15 @@ class Cluster:
 
     # -- control ---------------------------------------------------------------------
 
-    def audit_events(self):
-        """Completed requests in the audit log since the last reset, as dicts."""
+    def audit_events(self, since_reset=True):
+        """Completed requests in the audit log (since the last reset), as dicts."""
         out = []
         try:
             with open(self.audit_log) as f:
                 lines = f.readlines()
         except FileNotFoundError:
             return out
-        for line in lines[self.requests_base:]:
+        for line in lines[self.requests_base if since_reset else 0:]:
             try:
                 ev = json.loads(line)
             except ValueError:
@@ -330,10 +330,12 @@ class Cluster:
         except FileNotFoundError:
             self.requests_base = 0
 
-    def request_counts(self):
-        """The simulator's /_sim/requests shape, from the audit log."""
+    def request_counts(self, user=None):
+        """The simulator's /_sim/requests shape, from the audit log (one user's, or everyone's)."""
         counts = {"total": 0, "byVerb": {}, "byPath": {}, "byVerbAndPath": {}}
         for ev in self.audit_events():
+            if user is not None and (ev.get("user") or {}).get("username") != user:
+                continue
             verb, path = ev.get("verb", ""), ev.get("requestURI", "").split("?")[0]
             counts["total"] += 1
             for k, v in (("byVerb", verb), ("byPath", path), ("byVerbAndPath", verb + " " + path)):
