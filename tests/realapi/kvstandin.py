@@ -20,8 +20,10 @@ migration limits and placement are the same code the API simulator (tests/apisim
   installs it). It answers with `KubeVirtSim.admit_eviction()`; a denial is HTTP 429 with the
   message, which the API server prefixes with `admission webhook "..." denied the request: `;
   marking the VMI is a real write on the server before the answer;
-- a kubelet: a pod with a deletionTimestamp is deleted for good (grace period 0), as the
-  kubelet does once its containers stopped; no kubelet, and an evicted pod stays Terminating.
+- a kubelet: a pod bound to a node that is still Pending starts Running and Ready (the
+  simulator's rule at creation; launchers excepted: KubeVirt starts those); a pod with a
+  deletionTimestamp is deleted for good (grace period 0), as the kubelet does once its
+  containers stopped. Without it an evicted pod stays Terminating.
 
 Time is apisim's `CLOCK`, which `advance()` (the control endpoint `/_sim/migrations/advance`)
 moves forward, so a 10-minute migration completes when a test says so.
@@ -43,9 +45,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "apisim"))
 import simresources  # noqa: E402
 from kubeclient import ApiError  # noqa: E402
 from simeviction import refresh_pdb_status  # noqa: E402
-from simkubevirt import WEBHOOK, KubeVirtSim  # noqa: E402
+from simkubevirt import WEBHOOK, KubeVirtSim, _running_status  # noqa: E402
 from simstore import Store  # noqa: E402
-from simutil import CLOCK  # noqa: E402
+from simutil import CLOCK, rfc3339  # noqa: E402
 
 MIRRORED = (("", "v1", "nodes"), ("", "v1", "pods"), ("policy", "v1", "poddisruptionbudgets"),
             ("kubevirt.io", "v1", "virtualmachineinstances"),
@@ -109,6 +111,8 @@ class StandIn:
                 md = obj["metadata"]
                 if plural == "pods" and md.get("deletionTimestamp"):
                     self._finish_deletion(res, obj)
+                elif plural == "pods" and self._start(res, obj):
+                    continue  # the next sync takes it Running
                 key = res.key(md.get("namespace", ""), md["name"])
                 seen.add(key)
                 rk = (res.storage, key)
@@ -121,6 +125,21 @@ class StandIn:
                 self.real_rv.pop((res.storage, key), None)
                 with self.store.lock:
                     self.store._delete_entry(res, key, bucket.entries[key].obj(), cascade=False)
+
+    def _start(self, res, pod):
+        """The kubelet's first step: a pod bound to a node and still Pending starts Running and
+        Ready (the simulator does this at creation). Launchers are KubeVirt's to start."""
+        md, st = pod["metadata"], pod.get("status") or {}
+        if not (pod.get("spec") or {}).get("nodeName") or st.get("phase", "Pending") != "Pending" or \
+                st.get("conditions") or (md.get("labels") or {}).get("kubevirt.io") == "virt-launcher":
+            return False
+        pod["status"] = _running_status(pod, rfc3339(CLOCK.now()))
+        try:
+            self.client.put(path_of(res, md["namespace"], md["name"], "status"), pod)
+        except ApiError as e:
+            if e.code not in (404, 409):
+                self.log("kubelet: starting pod %s/%s: %s" % (md["namespace"], md["name"], e))
+        return True
 
     def _finish_deletion(self, res, pod):
         """The kubelet's last step: the containers are gone, the pod object goes."""
@@ -273,6 +292,16 @@ class StandIn:
             # a write of the webhook or the test wakes the controllers at once, as a watch would
             self.wake.wait(interval if not self.kv.busy else 0.2)
             self.wake.clear()
+
+    def close(self):
+        """Stops the controllers (after the pass under way) and the webhook."""
+        self.stop.set()
+        self.wake.set()
+        if self.thread is not None:
+            self.thread.join(30)
+        if getattr(self, "webhook_server", None) is not None:
+            self.webhook_server.shutdown()
+            self.webhook_server.server_close()
 
     def start(self):
         self.one_pass()  # PDB status written before anyone evicts

@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -186,6 +187,8 @@ class Cluster:
         self._fail("kube-apiserver was not ready in 90 s", "kube-apiserver")
 
     def stop(self):
+        if getattr(self, "standin", None) is not None:
+            self.standin.close()
         for name, p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()
@@ -342,17 +345,33 @@ class Cluster:
                 counts[k][v] = counts[k].get(v, 0) + 1
         return counts
 
+    def _etcd(self, path, body):
+        """One call to etcd's v3 JSON gateway; (HTTP status, answer)."""
+        req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def etcd_range_at(self, revision):
+        """etcd's answer to reading the registry at a revision: (status, answer); after compaction
+        past it, etcd refuses ("required revision has been compacted")."""
+        return self._etcd("/v3/kv/range", {"key": base64.b64encode(b"/registry/").decode(),
+                                           "range_end": base64.b64encode(b"/registry0").decode(),
+                                           "limit": 1, "revision": str(revision)})
+
     def compact(self):
         """Compacts etcd at its current revision (etcd's v3 JSON gateway); returns the revision."""
-        def post(path, body):
-            req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return json.loads(r.read())
-        # any key's range answer carries the store's current revision in its header
-        rev = int(post("/v3/kv/range", {"key": base64.b64encode(b"/registry").decode(),
-                                        "limit": 1})["header"]["revision"])
-        post("/v3/kv/compaction", {"revision": str(rev), "physical": True})
+        # any range answer carries the store's current revision in its header
+        code, out = self._etcd("/v3/kv/range", {"key": base64.b64encode(b"/registry").decode(), "limit": 1})
+        if code != 200:
+            raise RuntimeError("etcd range: HTTP %d %s" % (code, out))
+        rev = int(out["header"]["revision"])
+        code, out = self._etcd("/v3/kv/compaction", {"revision": str(rev), "physical": True})
+        if code != 200:
+            raise RuntimeError("etcd compaction at %d: HTTP %d %s" % (rev, code, out))
         return rev
 
     def serve_control(self, port):

@@ -66,8 +66,6 @@ class RealServer:
         self.stop()
 
     def stop(self):
-        self.cluster.standin.stop.set()
-        self.cluster.standin.wake.set()
         self.cluster.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
