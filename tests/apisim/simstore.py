@@ -536,6 +536,10 @@ class Store:
                 b = self.bucket(res.storage)
             start = ""
             list_rv = self.rv
+            if rv == "0" and not cont and rv_match != "Exact":
+                # "any version": kube-apiserver serves it from its watch cache and ignores the
+                # limit (every item, no continue token), as a real 1.37 server does
+                limit = 0
             if cont:
                 list_rv, start = decode_continue(cont)
                 if list_rv < self.compact_rv:
