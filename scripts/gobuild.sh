@@ -2,8 +2,8 @@
 # Builds one Go program that tests or benchmarks need (never the product: that is C) from a
 # small Go module in the tree, once per machine, into a cache outside the clone:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-<what>/<version>/<binary>
-# The build is reused while the module's go.mod and go.sum are unchanged (a stamp holds their
-# checksum). Nothing built here is committed. Used by tests/realapi/build.sh (kube-apiserver)
+# The build is reused while the module's go.mod and go.sum (and GOBUILD_LDFLAGS, extra linker
+# flags such as -X version stamps) are unchanged (a stamp holds their checksum). Nothing built here is committed. Used by tests/realapi/build.sh (kube-apiserver)
 # and bench/upstream.sh (upstream's descheduler).
 #
 # Usage: scripts/gobuild.sh WHAT MODULE_DIR MODULE PACKAGE [--print|--check]
@@ -26,7 +26,8 @@ version=$(sed -n "s|^[[:space:]]*\(require \)\{0,1\}$module \(v[^ ]*\).*\$|\2|p"
 [ -n "$version" ] || { echo "gobuild.sh: $mod/go.mod does not require $module" >&2; exit 1; }
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-$what/$version
 bin=$cache/$name
-stamp=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-16)
+ldflags="-s -w ${GOBUILD_LDFLAGS:-}"
+stamp=$( (cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags") | sha256sum | cut -c1-16)
 
 current() { [ -x "$bin" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp" ]; }
 say() { if [ "$mode" = --print ]; then echo "$*" >&2; else echo "$*"; fi; }
@@ -53,7 +54,7 @@ if ! current; then
   # -mod=readonly: go.mod/go.sum in the clone are never rewritten; -trimpath and -s -w make
   # the binary smaller and the build independent of where the caches are
   if ! (cd "$mod" && GOFLAGS="-mod=readonly -buildvcs=false" \
-        go build -trimpath -ldflags='-s -w' -o "$bin.tmp" "$pkg") >"$log" 2>&1; then
+        go build -trimpath -ldflags="$ldflags" -o "$bin.tmp" "$pkg") >"$log" 2>&1; then
     rm -f "$bin.tmp"
     unreachable='dial tcp|no such host|connection refused|i/o timeout|TLS handshake timeout|proxyconnect'
     if grep -qE "$unreachable" "$log"; then

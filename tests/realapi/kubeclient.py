@@ -60,6 +60,7 @@ class Client:
             except (http.client.HTTPException, ConnectionError, ssl.SSLError):
                 if attempt == 1:
                     raise
+        self.local.status = r.status  # for callers that compare codes (realtest.RealServer)
         if r.status >= 300:
             raise ApiError(method, path, r.status, out.decode("utf-8", "replace"))
         if raw:

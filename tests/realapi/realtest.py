@@ -75,9 +75,10 @@ class RealServer:
 
     # -- as the simulator's SimProcess ------------------------------------------------
 
-    def request(self, method, path, body=None, content_type="application/json", **_):
+    def request(self, method, path, body=None, content_type="application/json", raw=False, **_):
         try:
-            return 200, {}, self.admin.request(method, path, body, content_type=content_type)
+            out = self.admin.request(method, path, body, content_type=content_type, raw=raw)
+            return self.admin.local.status, {}, out
         except ApiError as e:
             try:
                 return e.code, {}, json.loads(e.body)
