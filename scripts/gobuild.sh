@@ -2,8 +2,8 @@
 # Builds one Go program that tests or benchmarks need (never the product: that is C) from a
 # small Go module in the tree, once per machine, into a cache outside the clone:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-<what>/<version>/<binary>
-# The build is reused while the module's go.mod and go.sum (and GOBUILD_LDFLAGS, extra linker
-# flags such as -X version stamps) are unchanged (a stamp holds their checksum). Nothing built here is committed. Used by tests/realapi/build.sh (kube-apiserver)
+# The build is reused while the module's go.mod (comments aside) and go.sum (and GOBUILD_LDFLAGS,
+# extra linker flags such as -X version stamps) are unchanged (a stamp holds their checksum). Nothing built here is committed. Used by tests/realapi/build.sh (kube-apiserver)
 # and bench/upstream.sh (upstream's descheduler).
 #
 # Usage: scripts/gobuild.sh WHAT MODULE_DIR MODULE PACKAGE [--print|--check]
@@ -27,7 +27,7 @@ version=$(sed -n "s|^[[:space:]]*\(require \)\{0,1\}$module \(v[^ ]*\).*\$|\2|p"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-$what/$version
 bin=$cache/$name
 ldflags="-s -w ${GOBUILD_LDFLAGS:-}"
-stamp=$( (cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags") | sha256sum | cut -c1-16)
+stamp=$( (grep -v '^[[:space:]]*//' "$mod/go.mod"; cat "$mod/go.sum"; echo "$ldflags") | sha256sum | cut -c1-16)
 
 current() { [ -x "$bin" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp" ]; }
 say() { if [ "$mode" = --print ]; then echo "$*" >&2; else echo "$*"; fi; }

@@ -35,7 +35,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -56,6 +55,7 @@ import simcerts  # noqa: E402
 import simresources  # noqa: E402
 from apisim import iter_snapshot  # noqa: E402
 from kubeclient import ApiError, Client  # noqa: E402
+from simtest import free_port  # noqa: E402
 
 HARNESS_USER = "realapi-harness"
 ADMIN_USER = "realapi-admin"
@@ -72,14 +72,6 @@ SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "self
 
 def log(msg):
     print("realapi: " + msg, file=sys.stderr, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def binary_path():

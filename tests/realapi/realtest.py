@@ -15,10 +15,8 @@ and offers what the simulator's tests use: `kubeconfig` (an admin), `kubectl()`,
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -27,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "apisim"))
 import realapi  # noqa: E402
 import simcerts  # noqa: E402
 from kubeclient import ApiError, Client  # noqa: E402
-from simtest import kubectl_path  # noqa: E402
+from simtest import SimProcess  # noqa: E402
 
 
 class RealServer:
@@ -85,33 +83,12 @@ class RealServer:
             except ValueError:
                 return e.code, {}, e.body
 
-    def get(self, path, **kw):
-        return self.request("GET", path, **kw)
-
-    def obj(self, path):
-        code, _, body = self.get(path)
-        if code != 200:
-            raise AssertionError("GET %s -> %d %s" % (path, code, body))
-        return body
-
-    def wait_for(self, fn, timeout=10.0, what="condition"):
-        end = time.monotonic() + timeout
-        while True:
-            v = fn()
-            if v:
-                return v
-            if time.monotonic() > end:
-                raise AssertionError("timed out waiting for %s" % what)
-            time.sleep(0.05)
-
-    def kubectl(self, *args, input=None, timeout=60, check=True):
-        cmd = [kubectl_path(), "--kubeconfig", self.kubeconfig, "--cache-dir", os.path.join(self.tmp, "kcache")]
-        cmd += list(args)
-        p = subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=timeout)
-        if check and p.returncode != 0:
-            raise AssertionError("kubectl %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
-        return p
+    # reads, waits and kubectl as the simulator's harness does them (they use only request(),
+    # self.kubeconfig and self.tmp)
+    get = SimProcess.get
+    obj = SimProcess.obj
+    wait_for = SimProcess.wait_for
+    kubectl = SimProcess.kubectl
 
     def control(self, method, what, body=None):
         if what == "requests" and method == "DELETE":

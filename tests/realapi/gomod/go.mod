@@ -1,5 +1,5 @@
-// The Go module that builds a real kube-apiserver (and etcd) for the tests in tests/realapi/.
-// Only a build recipe: tests/realapi/build.sh runs `go build` of the two tools below into a
+// The Go module that builds a real kube-apiserver for the tests in tests/realapi/.
+// Only a build recipe: tests/realapi/build.sh runs `go build` of the tool below into a
 // per-machine cache outside the clone; nothing built here is committed. k8s.io/kubernetes pins
 // its staging modules at v0.0.0 and points them at its own staging/ tree, so each gets a
 // replace to the version the module proxy serves for this release.
