@@ -135,6 +135,12 @@ def p_evict_pdb_allowed(s):
     for name in ("web-6d4b9-0", "web-6d4b9-1"):
         code, _, body = s.request("POST", evict_path("shop", name), eviction("shop", name))
         out.append(status_view(code, body))
+        # the disruption controller counts the pods again once the evicted one is gone (until
+        # then a real server's 429 says "does not allow evicting pods currently": it only
+        # decremented disruptionsAllowed)
+        end = time.monotonic() + 10
+        while (s.obj(pdb_path).get("status") or {}).get("currentHealthy") != 3 and time.monotonic() < end:
+            time.sleep(0.1)
     return out
 
 
