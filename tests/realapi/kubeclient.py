@@ -32,6 +32,8 @@ class Client:
         self.host, self.port, self.token, self.timeout = host, port, token, timeout
         self.ctx = ssl.create_default_context(cafile=ca_file)
         self.local = threading.local()
+        self.conns = []  # every thread's connection, for close()
+        self.conns_lock = threading.Lock()
 
     def _conn(self, fresh=False):
         c = getattr(self.local, "conn", None)
@@ -40,7 +42,16 @@ class Client:
                 c.close()
             c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=self.timeout)
             self.local.conn = c
+            with self.conns_lock:
+                self.conns.append(c)
         return c
+
+    def close(self):
+        """Closes the connections of every thread (the server is going away)."""
+        with self.conns_lock:
+            for c in self.conns:
+                c.close()
+            self.conns = []
 
     def request(self, method, path, body=None, content_type="application/json", query=None, raw=False):
         """The decoded JSON answer (or bytes with raw=True); ApiError on a non-2xx answer."""

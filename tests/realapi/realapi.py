@@ -96,8 +96,8 @@ class Cluster:
     # -- processes ---------------------------------------------------------------
 
     def _spawn(self, name, argv):
-        out = open(os.path.join(self.dir, name + ".log"), "wb")
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        with open(os.path.join(self.dir, name + ".log"), "wb") as out:  # the child keeps its own copy
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append((name, p))
         return p
 
@@ -181,6 +181,8 @@ class Cluster:
     def stop(self):
         if getattr(self, "standin", None) is not None:
             self.standin.close()
+        if getattr(self, "client", None) is not None:
+            self.client.close()
         for name, p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()

@@ -64,6 +64,7 @@ class RealServer:
         self.stop()
 
     def stop(self):
+        self.admin.close()
         self.cluster.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
