@@ -48,6 +48,7 @@ class RealServer:
             self.cluster.start_standin()
         except BaseException:
             self.cluster.stop()
+            shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         self.kubeconfig = os.path.join(self.tmp, "kubeconfig")
         simcerts.write_kubeconfig(self.kubeconfig, self.cluster.kubeconfig())

@@ -18,6 +18,7 @@ and runs the real binary ($DESCHEDULER, default build/descheduler) against it:
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,7 @@ class OwnCluster(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.sim.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
 
 def run(argv, timeout=120):
@@ -108,6 +110,7 @@ class RefusedByRealRbac(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.sim.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_a_role_without_evictions_is_refused_and_rbaccheck_agrees(self):
         objects = dl.render(os.path.join(dl.DEPLOY, "cronjob"))
