@@ -1,6 +1,9 @@
 # Entry points. Each target installs what is missing (Debian packages) and builds first.
 #   make demo       simulate one cycle on the built-in KubeVirt example (no cluster needed)
-#   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator)
+#   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator,
+#                   the real kube-apiserver tier)
+#   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
+#                   from the Go module proxy once per machine)
 #   make build      just build build/descheduler
 #   make bench      benchmarks (print figures)
 #   make demo-live  start the API simulator on the example cluster
@@ -8,7 +11,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo test bench demo-live demo-openshift clean format
+.PHONY: all build deps demo test test-realapi bench demo-live demo-openshift clean format
 
 all: build
 
@@ -25,6 +28,10 @@ demo: build
 
 test:
 	@tests/run-all.sh
+
+test-realapi: build
+	@scripts/deps.sh test
+	@tests/realapi/run.sh
 
 bench: build
 	@bench/run.sh
