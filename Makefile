@@ -1,13 +1,17 @@
 # Entry points. Each target installs what is missing (Debian packages) and builds first.
 #   make demo       simulate one cycle on the built-in KubeVirt example (no cluster needed)
-#   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator)
+#   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator,
+#                   the real kube-apiserver tier)
+#   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
+#                   from the Go module proxy once per machine)
 #   make build      just build build/descheduler
 #   make bench      benchmarks (print figures; about 15 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
+#   make demo-openshift  the OpenShift KubeDescheduler example live: simulator + real Prometheus, one cycle
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo test bench demo-live clean format
+.PHONY: all build deps demo test test-realapi bench demo-live demo-openshift clean format
 
 all: build
 
@@ -25,6 +29,10 @@ demo: build
 test:
 	@tests/run-all.sh
 
+test-realapi: build
+	@scripts/deps.sh test
+	@tests/realapi/run.sh
+
 bench: build
 	@scripts/deps.sh bench
 	@bench/run.sh
@@ -32,6 +40,10 @@ bench: build
 demo-live: build
 	@scripts/deps.sh test
 	@tests/apisim/demo-live.sh $(EXAMPLE)/cluster.json
+
+demo-openshift: build
+	@scripts/deps.sh test
+	@tests/apisim/demo-openshift.sh $(BUILD)/descheduler
 
 clean:
 	rm -rf build build-asan

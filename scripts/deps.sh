@@ -5,6 +5,10 @@
 #        libraries bench/jsonlibs.sh compares)
 # buildah and ca-certificates: tests/cli/t0300-image.sh builds the container image
 # (scripts/build-image.sh) without a daemon or registry.
+# etcd-server (bookworm's 3.4): the storage of the real kube-apiserver in tests/realapi/ (the
+# kube-apiserver itself is built from the Go module proxy by tests/realapi/build.sh; Go is the
+# machine's, not a Debian package). Its post-install cannot start a service in a container;
+# the tests start their own etcd.
 #
 # kubectl: the tests run Debian's kubectl (package kubernetes-client). Some machines carry
 # another /usr/bin/kubectl (e.g. Google Cloud SDK's) that conflicts with the package, so the
@@ -16,7 +20,7 @@ what=${1:-build}
 build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
             libmicrohttpd-dev libgnutls28-dev libssl-dev libcmocka-dev)
 test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes python3-yaml clang libclang-rt-14-dev
-           buildah ca-certificates chromium valgrind)
+           buildah ca-certificates chromium valgrind etcd-server)
 
 bench_pkgs=(python3 curl time libjson-c-dev libjansson-dev libcjson-dev)
 

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void check_usage(FILE *out, const flag_def *defs) {
+static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
+  (void)ctx;
   fprintf(
       out,
       "Usage: descheduler check [--kubeconfig FILE] [--namespace NS] [-o text|json]\n\n"
@@ -45,18 +46,10 @@ int cmd_check(int argc, char **argv) {
                       "0 (no log)"},
                      {"list-page-size", NULL, FLAG_INT, &page, "objects per LIST page", "500"},
                      {NULL}};
-  const char *pos[1];
-  int npos;
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
-  if (rc == 1) {
-    check_usage(stdout, defs);
-    return 0;
-  }
-  if (rc < 0) {
-    fprintf(stderr, "descheduler check: %s\n", err.msg);
-    return EXIT_CONFIG;
-  }
+  int rc = flags_parse_command("check", defs, argc, argv, check_usage, NULL);
+  if (rc != FLAGS_RUN)
+    return rc;
   if (strcmp(output, "text") && strcmp(output, "json")) {
     fprintf(stderr, "descheduler check: --output: expected text or json, got \"%s\"\n", output);
     return EXIT_CONFIG;

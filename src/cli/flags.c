@@ -1,6 +1,8 @@
 /* flags.c - see flags.h. */
 #include "flags.h"
 
+#include "cli.h"
+
 #include "../util/timeutil.h"
 
 #include <stdlib.h>
@@ -146,4 +148,21 @@ void flags_usage(FILE *out, const flag_def *defs) {
       fprintf(out, " (default %s)", defs->default_text);
     fputc('\n', out);
   }
+}
+
+int flags_parse_command(const char *cmd, flag_def *defs, int argc, char **argv,
+                        flags_usage_fn usage, const void *usage_ctx) {
+  const char *pos[1];
+  int npos;
+  dserr err;
+  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
+  if (rc == 1) {
+    usage(stdout, usage_ctx, defs);
+    return 0;
+  }
+  if (rc < 0) {
+    fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
+    return EXIT_CONFIG;
+  }
+  return FLAGS_RUN;
 }

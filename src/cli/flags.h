@@ -38,6 +38,15 @@ typedef struct {
 int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **positional,
                 int max_pos, int *npos, dserr *err);
 void flags_usage(FILE *out, const flag_def *defs);
+
+/* A subcommand's flags, `descheduler <cmd> [flags]`, with no positional argument: parses
+ * argv[2..argc). Returns FLAGS_RUN when the command should go on; otherwise the process exit
+ * code: 0 after --help printed usage(stdout, usage_ctx, defs), 2 after printing
+ * `descheduler <cmd>: <why>` to stderr. */
+#define FLAGS_RUN (-1)
+typedef void (*flags_usage_fn)(FILE *out, const void *usage_ctx, const flag_def *defs);
+int flags_parse_command(const char *cmd, flag_def *defs, int argc, char **argv,
+                        flags_usage_fn usage, const void *usage_ctx);
 const flag_def *flags_find(const flag_def *defs, const char *name);
 
 /* --feature-gates: feature_gates_parse (policy/featuregates.h, shared with `check`, which reads

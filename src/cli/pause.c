@@ -15,7 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void pause_usage(FILE *out, bool resume, const flag_def *defs) {
+static void pause_usage(FILE *out, const void *ctx, const flag_def *defs) {
+  bool resume = *(const bool *)ctx;
   if (!resume)
     fprintf(out,
             "Usage: descheduler pause [--namespace NS] [--kubeconfig FILE]\n\n"
@@ -53,18 +54,10 @@ static int pause_or_resume(int argc, char **argv, bool resume) {
       {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
        NULL},
       {NULL}};
-  const char *pos[1];
-  int npos;
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
-  if (rc == 1) {
-    pause_usage(stdout, resume, defs);
-    return 0;
-  }
-  if (rc < 0) {
-    fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
-    return EXIT_CONFIG;
-  }
+  int rc = flags_parse_command(cmd, defs, argc, argv, pause_usage, &resume);
+  if (rc != FLAGS_RUN)
+    return rc;
   if (ns && !*ns)
     ns = NULL;
   kube_config *cfg;

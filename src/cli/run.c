@@ -1,6 +1,6 @@
 /* run.c - `descheduler [flags]`: upstream's command, against a cluster.
  *
- * descheduler-core.md §1 and §9: flags (upstream's names and defaults; `_` accepted for
+ * Upstream's order (cmd/descheduler/app, pkg/descheduler Run): flags (options.go; `_` accepted for
  * `-`), feature gates, the HTTPS /metrics + /healthz listener, the API client, the policy,
  * eviction discovery, then the loop. --descheduling-interval 0 runs one cycle and exits
  * (CronJob); otherwise a cycle starts every interval, measured from the previous start

@@ -37,7 +37,8 @@ static double mono_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void st_usage(FILE *out, const flag_def *defs) {
+static void st_usage(FILE *out, const void *ctx, const flag_def *defs) {
+  (void)ctx;
   fprintf(
       out,
       "Usage: descheduler soft-taint --policy-config-file FILE [flags]\n\n"
@@ -65,18 +66,10 @@ int cmd_softtaint(int argc, char **argv) {
       {"once", NULL, FLAG_BOOL, &once, "run one pass and exit (1 if it failed)", "false"},
       {"v", "v", FLAG_INT, &v, "log verbosity", "0"},
       {NULL}};
-  const char *pos[1];
-  int npos;
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
-  if (rc == 1) {
-    st_usage(stdout, defs);
-    return 0;
-  }
-  if (rc < 0) {
-    fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
-    return EXIT_CONFIG;
-  }
+  int rc = flags_parse_command("soft-taint", defs, argc, argv, st_usage, NULL);
+  if (rc != FLAGS_RUN)
+    return rc;
   if (!policy_path || !*policy_path) {
     fprintf(stderr, "descheduler soft-taint: --policy-config-file is required\n");
     return EXIT_CONFIG;

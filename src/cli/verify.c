@@ -16,7 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-static void verify_usage(FILE *out, const flag_def *defs) {
+static void verify_usage(FILE *out, const void *ctx, const flag_def *defs) {
+  (void)ctx;
   fprintf(out,
           "Usage: descheduler verify --vmi NAMESPACE/NAME --from NODE [--uid UID] [--timeout D]\n"
           "                          [--log FILE] [--kubeconfig FILE]\n\n"
@@ -125,18 +126,10 @@ int cmd_verify(int argc, char **argv) {
       {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
        NULL},
       {NULL}};
-  const char *pos[1];
-  int npos;
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
-  if (rc == 1) {
-    verify_usage(stdout, defs);
-    return 0;
-  }
-  if (rc < 0) {
-    fprintf(stderr, "descheduler verify: %s\n", err.msg);
-    return EXIT_CONFIG;
-  }
+  int rc = flags_parse_command("verify", defs, argc, argv, verify_usage, NULL);
+  if (rc != FLAGS_RUN)
+    return rc;
   const char *slash = vmi ? strchr(vmi, '/') : NULL;
   if (!vmi || !slash || slash == vmi || !slash[1] || strchr(slash + 1, '/')) {
     fprintf(stderr, "descheduler verify: --vmi: expected NAMESPACE/NAME, got \"%s\"\n",

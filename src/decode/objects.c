@@ -493,8 +493,8 @@ static bool pod_level_resource(const char *name) {
          strncmp(name, "hugepages-", 10) == 0;
 }
 
-/* plugins.md §1.3: max(sum of regular + sidecars, max init demand), pod-level override,
- * plus overhead. */
+/* As k8s.io/component-helpers/resource PodRequests (docs/behaviour.md, Pod requests): the
+ * max of regular + sidecars and the largest init demand, pod-level override, plus overhead. */
 static void compute_requests(arena *flat, pod *p, ctr *regular, size_t nreg, ctr *init,
                              size_t ninit, const res_list *pod_level, const res_list *overhead) {
   size_t cap = overhead->n + pod_level->n + 1;
@@ -561,7 +561,7 @@ static void compute_requests(arena *flat, pod *p, ctr *regular, size_t nreg, ctr
   free(acc);
 }
 
-/* plugins.md §1.1, used when status.qosClass is empty */
+/* upstream's GetPodQOS (pkg/utils/qos.go), used when status.qosClass is empty */
 static qos_class compute_qos(model *m, ctr *regular, size_t nreg, ctr *init, size_t ninit) {
   const char *cpu = intern(m->strings, "cpu"), *mem = intern(m->strings, "memory");
   const char *names[2] = {cpu, mem};
@@ -918,7 +918,7 @@ static int decode_node(dctx *c, const doc_node *obj) {
       get_resources(c, doc_get(st, "allocatable"), "status.allocatable", &n->allocatable) < 0 ||
       get_resources(c, doc_get(st, "capacity"), "status.capacity", &n->capacity) < 0)
     return -1;
-  /* ready unless a Ready condition says otherwise (descheduler-core.md §3) */
+  /* ready unless a Ready condition says otherwise (upstream's IsReady, pkg/descheduler/node) */
   n->ready = true;
   n->ready_status = "";
   const doc_node *conds = doc_get(st, "conditions");

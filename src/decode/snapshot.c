@@ -60,6 +60,8 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
     const char *name = doc_str(doc_path(item, "metadata", "name", NULL));
     if (s->skip) {
       s->m->kubevirt = saved;
+      if (kind && !strcmp(kind, "KubeVirt"))
+        s->m->kubevirt_unreadable = arena_strdup(s->m->mem, err->msg);
       char object[600];
       if (name)
         snprintf(object, sizeof object, "%s%s%s", ns ? ns : "", ns ? "/" : "", name);

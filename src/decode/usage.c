@@ -241,8 +241,11 @@ typedef struct {
   size_t index;
 } file_ctx;
 
+/* A Prometheus HTTP API answer: `status` with `data` (success) or with `errorType` / `error` (a
+ * refused query has no `data`). NodeMetrics and PodMetrics carry none of these keys. */
 static bool looks_like_prom_response(const doc_node *item) {
-  return doc_get(item, "status") && doc_get(item, "data");
+  return doc_get(item, "status") &&
+         (doc_get(item, "data") || doc_get(item, "errorType") || doc_get(item, "error"));
 }
 
 static int on_metrics_item(void *vctx, doc_node *item, dserr *err) {

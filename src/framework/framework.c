@@ -1,10 +1,12 @@
 /* framework.c - the descheduling cycle and the evictor; see framework.h.
  *
- * Upstream's order (descheduler-core.md §3): reset counters, pick ready nodes matching the
- * policy's nodeSelector, stop below two nodes, run every profile's Deschedule plugins, then
- * every profile's Balance plugins, logging per-plugin deltas. Evict() applies the limits
- * (total, node, namespace; each counting in-flight background requests) before asking the
- * sink, then classifies the answer as §5 and §6 describe. */
+ * Upstream's order (runDeschedulerLoop and runProfiles in pkg/descheduler/descheduler.go):
+ * reset counters, pick ready nodes matching the policy's nodeSelector, stop below two nodes,
+ * run every profile's Deschedule plugins, then every profile's Balance plugins, logging
+ * per-plugin deltas. Evict() applies the limits (total, node, namespace; each counting
+ * in-flight background requests) before asking the sink, then classifies the answer as
+ * upstream's PodEvictor.EvictPod does (pkg/descheduler/evictions/evictions.go; see
+ * docs/behaviour.md, "Eviction limits" and "EvictionsInBackground"). */
 #include "framework.h"
 
 #include "../obs/metrics.h"
@@ -460,7 +462,7 @@ static uint64_t *ns_counter(cycle *cy, const char *ns) {
   return &cy->per_ns[cy->nns++].count;
 }
 
-/* Warning event (only with evictionFailureEventNotification), descheduler-core.md §5 */
+/* Warning event (only with evictionFailureEventNotification), as upstream's EvictPod */
 static void failure_event(cycle *cy, const pod *p, const char *what) {
   if (!cy->pol->eviction_failure_events || !cy->sink->event || cy->sink->dry_run)
     return;

@@ -50,7 +50,7 @@ typedef struct eviction_sink {
   bool dry_run;
 } eviction_sink;
 
-/* ---------- requests in background (EvictionsInBackground, descheduler-core.md §6) ---------- */
+/* ---------- requests in background (EvictionsInBackground, docs/behaviour.md) ---------- */
 
 typedef struct {
   const char *uid, *ns, *name, *node, *strategy, *profile; /* heap copies */
@@ -71,10 +71,11 @@ void bg_put(bg_cache *c, const pod *p, const char *strategy, const char *profile
 void bg_remove(bg_cache *c, const char *uid);
 void bg_clear(bg_cache *c);
 /* Brings the cache up to date with a fresh model, as upstream's pod informer handlers do
- * (descheduler-core.md §6): a cached pod that was deleted, lost request-evict-only, reached a
- * terminal phase or lost eviction-in-progress leaves the cache (metrics as upstream); a pod
- * with both annotations in a non-terminal phase is added; assumed entries older than 600 s
- * expire. `first` selects the start-up wording ("Adding pod to the cache."). */
+ * (registered by NewPodEvictor, pkg/descheduler/evictions/evictions.go): a cached pod that was
+ * deleted, lost request-evict-only, reached a terminal phase or lost eviction-in-progress
+ * leaves the cache (metrics as upstream); a pod with both annotations in a non-terminal phase
+ * is added; assumed entries older than 600 s expire. `first` selects the start-up wording
+ * ("Adding pod to the cache."). */
 void bg_sync(bg_cache *c, const model *m, int64_t now, bool first);
 
 /* ---------- options and results ---------- */

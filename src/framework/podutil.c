@@ -1,4 +1,4 @@
-/* podutil.c - shared pod/node predicates; see podutil.h and plugins.md §1. */
+/* podutil.c - shared pod/node predicates; see podutil.h and docs/behaviour.md. */
 #include "podutil.h"
 
 #include "../util/quantity.h"
@@ -149,7 +149,7 @@ static bool ns_in_term(const pod_affinity_term *t, const pod *owner, const char 
   return false;
 }
 
-/* §1.5 step 4: p's own required anti-affinity terms against the pods on n. Returns why
+/* NodeFit's fourth check: p's own required anti-affinity terms against the pods on n. Returns why
  * p does not fit, or NULL. A term whose labelSelector does not convert makes the node unfit
  * with the conversion error, as upstream's NodeFit returns it. */
 static const char *anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n) {

@@ -140,7 +140,7 @@ typedef struct pod {
   int64_t creation, deletion, start_time; /* seconds since epoch */
   kvlist labels;
   kvlist node_selector;
-  res_list requests; /* effective pod requests, plugins.md §1.3 */
+  res_list requests; /* effective pod requests, as component-helpers' resource.PodRequests */
   owner_ref *owners;
   const char **request_keys;    /* resources named in any regular or init container's requests */
   const char **images;          /* regular containers, in order */
@@ -315,6 +315,9 @@ typedef struct model {
   MODEL_VEC(vmi_obj, vmis);
   MODEL_VEC(vmim_obj, vmims);
   kubevirt_cr kubevirt;
+  /* why a KubeVirt CR of the cluster could not be decoded (live mode skips such an object), or
+   * NULL: KubeVirt's default strategy and migration limits are then unknown */
+  const char *kubevirt_unreadable;
   /* true when the VMIs are every VMI of the cluster (a live read lists them all); a snapshot
    * may omit some, so a launcher without its VMI is then not proof of anything */
   bool vmis_complete;

@@ -1,4 +1,4 @@
-/* metrics.h - the Prometheus metrics registry (descheduler-core.md §8).
+/* metrics.h - the Prometheus metrics registry (upstream's metrics/metrics.go).
  *
  * Upstream's metric names, labels, help texts and buckets, including the deprecated twins
  * that always move together. The registry is process state (like the logger); it starts

@@ -1,5 +1,5 @@
 /* common.h - small pieces most plugins share: aggregated validation errors, the
- * namespaces/labelSelector pre-filter (plugins.md §0.4), a growing pod array. */
+ * namespaces/labelSelector pre-filter (as pkg/descheduler/pod/pods.go), a growing pod array. */
 #ifndef DS_PLUGINS_COMMON_H
 #define DS_PLUGINS_COMMON_H
 
@@ -43,7 +43,7 @@ void log_eviction_failed(plugin_handle *h, const pod *p);
 /* Some container status (of the n given) terminated with an exit code in codes. */
 bool statuses_exited_with(const i32_list *codes, const container_status *cs, size_t n);
 
-/* Evicts pods in order, reacting to errors as most Deschedule plugins do (plugins.md §0.6):
+/* Evicts pods in order, reacting to errors as most Deschedule plugins do (docs/behaviour.md):
  * a total limit stops (returns true: the plugin is done), a node limit ends the list or,
  * with skip_on_node_limit, skips just that pod; other failures are logged. */
 bool evict_in_order(plugin_handle *h, pod **pods, size_t n, bool skip_on_node_limit);

@@ -1,11 +1,12 @@
 /* defaultevictor.c - the DefaultEvictor: which pods may be evicted at all.
  *
- * descheduler-core.md §4. Filter rejects mirror, static and terminating pods and pods
- * protected by the enabled pod protections (local storage, system-critical priority and the
- * priority threshold, bare pods, DaemonSet pods, PVCs, pods without a PDB, resource claims),
- * pods outside labelSelector, pods whose owner has fewer than minReplicas pods and pods younger
- * than minPodAge. The `evict` annotation bypasses all of it. PreEvictionFilter applies nodeFit
- * (the pod must fit some other ready node) and namespaceLabelSelector.
+ * As upstream's pkg/framework/plugins/defaultevictor (defaultevictor.go, constraints.go,
+ * validation.go). Filter rejects mirror, static and terminating pods and pods protected by the
+ * enabled pod protections (local storage, system-critical priority and the priority threshold,
+ * bare pods, DaemonSet pods, PVCs, pods without a PDB, resource claims), pods outside
+ * labelSelector, pods whose owner has fewer than minReplicas pods and pods younger than
+ * minPodAge. The `evict` annotation bypasses all of it. PreEvictionFilter applies nodeFit (the
+ * pod must fit some other ready node) and namespaceLabelSelector.
  *
  * Protections are resolved once per config: with podProtections given, defaults minus
  * defaultDisabled plus extraEnabled; otherwise the deprecated booleans. */

@@ -1,4 +1,5 @@
-/* highnodeutilization.c - HighNodeUtilization (Balance), plugins.md §3.
+/* highnodeutilization.c - HighNodeUtilization (Balance), as upstream's
+ * pkg/framework/plugins/nodeutilization/highnodeutilization.go.
  *
  * The opposite of LowNodeUtilization: it empties the least used nodes so that the cluster
  * autoscaler can remove them. A node is underutilized when every resource in `thresholds` is

@@ -1,4 +1,5 @@
-/* interpodantiaffinity.c - RemovePodsViolatingInterPodAntiAffinity (Deschedule), plugins.md §8.
+/* interpodantiaffinity.c - RemovePodsViolatingInterPodAntiAffinity (Deschedule), as upstream's
+ * pkg/framework/plugins/removepodsviolatinginterpodantiaffinity/pod_antiaffinity.go.
  *
  * Evicts pods whose own required pod anti-affinity terms are violated by another pod in the
  * same topology domain. Only the candidate's terms count (it is asymmetric: a pod is never
@@ -8,7 +9,7 @@
  * conflicting with the pods examined after it, so of two pods that exclude each other only
  * the first in order goes.
  *
- * Order: nodes by name; a node's pods PriorityLowToHigh (plugins.md §1.2), the ties that
+ * Order: nodes by name; a node's pods SortPodsBasedOnPriorityLowToHigh (pods.go), the ties that
  * upstream leaves to its unstable sort kept in name order. */
 #include "../framework/podutil.h"
 #include "common.h"

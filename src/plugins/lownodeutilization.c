@@ -1,4 +1,5 @@
-/* lownodeutilization.c - LowNodeUtilization (Balance), plugins.md §2.
+/* lownodeutilization.c - LowNodeUtilization (Balance), as upstream's
+ * pkg/framework/plugins/nodeutilization/lownodeutilization.go.
  *
  * Classifies the cycle's nodes by requested resources: underutilized when every resource is
  * at or below `thresholds` (and the node is schedulable), overutilized when any resource is

@@ -1,4 +1,5 @@
-/* nodeaffinity.c - RemovePodsViolatingNodeAffinity (Deschedule), plugins.md §6.
+/* nodeaffinity.c - RemovePodsViolatingNodeAffinity (Deschedule), as upstream's
+ * pkg/framework/plugins/removepodsviolatingnodeaffinity/node_affinity.go.
  *
  * Evicts pods whose node affinity no longer agrees with the node they run on, provided they
  * could be scheduled somewhere in the cycle. Each configured nodeAffinityType is a separate

@@ -1,4 +1,5 @@
-/* nodetaints.c - RemovePodsViolatingNodeTaints (Deschedule), plugins.md §7.
+/* nodetaints.c - RemovePodsViolatingNodeTaints (Deschedule), as upstream's
+ * pkg/framework/plugins/removepodsviolatingnodetaints/node_taint.go.
  *
  * Evicts pods that do not tolerate a "relevant" taint of their node. A taint is relevant
  * when its effect is NoSchedule (or PreferNoSchedule with includePreferNoSchedule), it is

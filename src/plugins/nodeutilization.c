@@ -264,7 +264,7 @@ void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high) {
   }
 }
 
-/* plugins.md §2.2 step 2 */
+/* upstream's validateThresholds (pkg/framework/plugins/nodeutilization/validation.go) */
 int nu_validate_thresholds(const pct_map *m, dserr *err) {
   if (m->n == 0)
     return dserr_set(err, "no resource threshold is configured");

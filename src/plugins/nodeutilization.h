@@ -1,4 +1,5 @@
-/* nodeutilization.h - what LowNodeUtilization and HighNodeUtilization share (plugins.md §2).
+/* nodeutilization.h - what LowNodeUtilization and HighNodeUtilization share, as upstream's
+ * pkg/framework/plugins/nodeutilization/nodeutilization.go does.
  *
  * Node usage (from pod requests, or actual utilization read into the model: metrics.k8s.io
  * or a Prometheus query, as upstream's usage clients give it), percentages computed in IEEE
@@ -122,10 +123,11 @@ typedef struct {
   const nu_usage *usage; /* where a pod's usage comes from; NULL = its requests */
 } nu_plan;
 
-/* §2.9. Returns -1 only for a plugin error (err set). */
+/* The eviction engine (upstream's evictPodsFromSourceNodes and evictPods in
+ * nodeutilization.go). Returns -1 only for a plugin error (err set). */
 int nu_evict(plugin_handle *h, const nu_plan *plan, dserr *err);
 
-/* Threshold map checks shared by both plugins (plugins.md §2.2 step 2), unprefixed:
+/* Threshold map checks shared by both plugins (upstream's validateThresholds), unprefixed:
  * "no resource threshold is configured", "<R> threshold not in [0, 100] range". */
 int nu_validate_thresholds(const pct_map *m, dserr *err);
 
@@ -135,9 +137,9 @@ int64_t nu_usage_sum(const nu_resources *r, const nu_node *nn);
  * equal sums keep their order (name order). */
 void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, size_t n,
                       bool descending);
-/* The early exits both plugins share (plugins.md §2.8): no underutilized node, no more than
- * numberOfNodes of them, or all cycle nodes underutilized. Logs the reason and returns true
- * when the plugin should stop. */
+/* The early exits both plugins share (as both upstream Balance functions): no underutilized
+ * node, no more than numberOfNodes of them, or all cycle nodes underutilized. Logs the reason
+ * and returns true when the plugin should stop. */
 bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes);
 
 /* What the soft-tainter reads from a LowNodeUtilization configuration (the KubeVirt profile's):

@@ -1,4 +1,5 @@
-/* podlifetime.c - PodLifeTime (Deschedule), plugins.md §10.
+/* podlifetime.c - PodLifeTime (Deschedule), as upstream's
+ * pkg/framework/plugins/podlifetime/pod_lifetime.go.
  *
  * Evicts pods that match every configured criterion: older than maxPodLifeTimeSeconds, in
  * one of `states` (pod phase, pod reason, or a container's waiting/terminated reason), owned

@@ -1,4 +1,4 @@
-/* registry.c - plugin names to descriptors (descheduler-core.md §2, "Registered names").
+/* registry.c - plugin names to descriptors (upstream's RegisterDefaultPlugins, setupplugins.go).
  *
  * Every upstream plugin has a slot here, and so have the plugins of this project (VMSafety)
  * and of the OpenShift operator's KubeVirt profile (KubevirtMigrationAware). A descriptor is declared weak so that the table

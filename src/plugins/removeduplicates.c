@@ -1,4 +1,5 @@
-/* removeduplicates.c - RemoveDuplicates (Balance), plugins.md §4.
+/* removeduplicates.c - RemoveDuplicates (Balance), as upstream's
+ * pkg/framework/plugins/removeduplicates/removeduplicates.go.
  *
  * Spreads the copies of one workload evenly: pods with the same owners and the same set of
  * container images are duplicates when they share a node. For every owner key (namespace,

@@ -1,4 +1,5 @@
-/* removefailedpods.c - RemoveFailedPods (Deschedule), plugins.md §11.
+/* removefailedpods.c - RemoveFailedPods (Deschedule), as upstream's
+ * pkg/framework/plugins/removefailedpods/failedpods.go.
  *
  * Evicts pods in phase Failed that are at least minPodLifetimeSeconds old (3600 unless set;
  * age against the cycle's `now`), not owned by one of excludeOwnerKinds, and, when given,

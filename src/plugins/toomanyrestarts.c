@@ -1,4 +1,5 @@
-/* toomanyrestarts.c - RemovePodsHavingTooManyRestarts (Deschedule), plugins.md §9.
+/* toomanyrestarts.c - RemovePodsHavingTooManyRestarts (Deschedule), as upstream's
+ * pkg/framework/plugins/removepodshavingtoomanyrestarts/toomanyrestarts.go.
  *
  * Evicts pods whose containers restarted at least podRestartThreshold times in total (init
  * containers counted too with includingInitContainers), optionally only while the pod is in

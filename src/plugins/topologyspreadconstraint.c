@@ -1,5 +1,5 @@
-/* topologyspreadconstraint.c - RemovePodsViolatingTopologySpreadConstraint (Balance),
- * plugins.md §5.
+/* topologyspreadconstraint.c - RemovePodsViolatingTopologySpreadConstraint (Balance), as
+ * upstream's pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/ does.
  *
  * For every namespace, the topology spread constraints its pods declare (only the
  * whenUnsatisfiable kinds named in `constraints`) are rebuilt into internal constraints
@@ -369,7 +369,7 @@ static bool *tsc_reorder_by_fit(plugin_handle *h, tsc_domain *d, node **below, s
   return fits;
 }
 
-/* The balancing loop (plugins.md §5 "Balancing one constraint"). doms are all domains in
+/* The balancing loop (upstream's balanceDomains). doms are all domains in
  * value order (node_domain indexes them); list holds the existing ones and is reordered.
  * Pods are moved on paper from the large end (j) to the small end (i). */
 static void tsc_balance_domains(tsc_state *st, const tsc_constraint *c, tsc_domain *doms,

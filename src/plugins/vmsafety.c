@@ -18,7 +18,9 @@
  *                                  KubeVirt's parallelOutboundMigrationsPerNode (from the
  *                                  launcher's node) and parallelMigrationsPerCluster: more
  *                                  would only queue as Pending VMIMs while the descheduler
- *                                  counts them as done.
+ *                                  counts them as done. When the cluster's KubeVirt CR
+ *                                  could not be decoded the limits are unknown and no
+ *                                  migration is requested.
  *   cooldown, maxCooldown, cooldownWindow (PreEvictionFilter)
  *                                  anti-flapping: after this descheduler moved a VM (recorded on
  *                                  the VMI, see kubevirt/recorder.h) it is left alone for
@@ -191,6 +193,12 @@ static bool vs_admit(plugin_handle *h, const void *vargs, const pod *p) {
   vm_view v;
   kubevirt_view(h->m, p, &v);
   char why[400];
+  if (v.effect == VM_EFFECT_MIGRATE && h->m->kubevirt_unreadable) {
+    snprintf(why, sizeof why,
+             "KubeVirt's migration limits are unknown: its KubeVirt CR could not be read (%s)",
+             h->m->kubevirt_unreadable);
+    return reject(h, "Evict", "migrationLimits", p, &v, why);
+  }
   if (v.effect == VM_EFFECT_MIGRATE) {
     int per_cluster, per_node;
     kubevirt_migration_limits(h->m, &per_cluster, &per_node);

@@ -103,7 +103,7 @@ typedef struct {
 int args_decode(arena *a, const doc_node *node, const args_field *fields, void *dst,
                 const char *path, dserr *err);
 
-/* Common pre-filter checks (plugins.md §0.4). */
+/* Common pre-filter checks (the namespaces filter of upstream's pkg/descheduler/pod/pods.go). */
 bool ns_filter_allows(const ns_filter *f, const char *ns);
 bool str_list_contains(const str_list *l, const char *s);
 

@@ -1,11 +1,11 @@
 /* policy.h - the DeschedulerPolicy (descheduler/v1alpha2): load, validate, default.
  *
- * policy_load follows upstream's order (descheduler-core.md §2): decode the file (plugin args
- * strictly), validate every plugin's args as written and the metrics settings (all errors
- * collected), inject the DefaultEvictor into each profile, run each plugin's defaults and
- * construction checks, then check that every enabled plugin exists at that extension point
- * and has its pluginConfig. Every failure is one message naming the file; where upstream
- * has an exact text it is used verbatim inside that message.
+ * policy_load follows upstream's order (LoadPolicyConfig, pkg/descheduler/policyconfig.go):
+ * decode the file (plugin args strictly), validate every plugin's args as written and the
+ * metrics settings (all errors collected), inject the DefaultEvictor into each profile, run
+ * each plugin's defaults and construction checks, then check that every enabled plugin exists
+ * at that extension point and has its pluginConfig. Every failure is one message naming the
+ * file; where upstream has an exact text it is used verbatim inside that message.
  *
  * Fields upstream silently ignores (unknown top-level keys, `preEvictionFilter` spelled in
  * camel case, `disabled` lists, `presort`/`sort`) are ignored here too, but each one is

@@ -1,6 +1,6 @@
 """Builders for realistic cluster objects: nodes, VMIs and their virt-launcher pods, workloads.
 
-A virt-launcher pod is shaped as KubeVirt renders it (kubevirt.md §2): the
+A virt-launcher pod is shaped as KubeVirt renders it (services/template.go): the
 labels the webhook and the descheduler key on, `kubevirt.io/domain`,
 `request-evict-only`, the emptyDir volumes that make the DefaultEvictor's
 local-storage rule matter, an owner reference to the VMI, and a compute
@@ -46,7 +46,7 @@ def parse_mi(q):
 
 
 def memory_overhead_mi(guest_mi, vcpus):
-    """KubeVirt's KVM overhead with defaults (kubevirt.md §2.5): RAM/512 + 240Mi + 8Mi*vCPU + 8Mi + 32Mi."""
+    """KubeVirt's KVM overhead with defaults (GetMemoryOverhead): RAM/512 + 240Mi + 8Mi*vCPU + 8Mi + 32Mi."""
     page_tables = -(-guest_mi // 512)
     return page_tables + 240 + 8 * vcpus + 8 + 32
 

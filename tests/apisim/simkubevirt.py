@@ -3,12 +3,12 @@
 Two halves:
 
 - `admit_eviction()` is the validating webhook `virt-launcher-eviction-
-  interceptor.kubevirt.io` (kubevirt.md §3.2): for a virt-launcher pod it
+  interceptor.kubevirt.io` (admitLauncherPod): for a virt-launcher pod it
   resolves the effective eviction strategy and either allows the eviction
   (the normal PDB path then deletes the pod) or marks the VMI for evacuation
   and denies with the text the descheduler looks for.
 
-- `KubeVirtSim.tick()` plays virt-controller and virt-handler (§4, §5): the
+- `KubeVirtSim.tick()` plays virt-controller and virt-handler (evacuation.go, migration.go): the
   VMI controller annotates the current launcher `eviction-in-progress`, the
   evacuation controller creates `kubevirt-evacuation-*` migrations, the
   migration controller admits them within `parallelMigrationsPerCluster` /
@@ -155,7 +155,7 @@ class KubeVirtSim:
             return s
         return self.config().get("evictionStrategy") or None
 
-    # -- the webhook (kubevirt.md §3.2) ----------------------------------------
+    # -- the webhook (pod-eviction-admitter.go) --------------------------------
 
     def admit_eviction(self, pod, eviction, dry_run):
         """None to allow; otherwise the denial message (HTTP 429, empty reason)."""
@@ -383,7 +383,7 @@ class KubeVirtSim:
         return wrote
 
     def _vmi_controller(self, vmi):
-        """kubevirt.md §4.1: keep request-evict-only and eviction-in-progress on the current pod."""
+        """As the VMI controller (lifecycle.go): keep request-evict-only and eviction-in-progress on the current pod."""
         st = vmi.get("status") or {}
         if st.get("phase") in FINAL_PHASES:
             return False
@@ -418,7 +418,7 @@ class KubeVirtSim:
         return start is not None and start <= now and (end is None or end > now)
 
     def _evacuation_controller(self, vmi, index, drained, now):
-        """kubevirt.md §4.2: one kubevirt-evacuation-* VMIM per marked, migratable VMI."""
+        """As evacuation.go: one kubevirt-evacuation-* VMIM per marked, migratable VMI."""
         md, st = vmi["metadata"], vmi.get("status") or {}
         node = st.get("nodeName")
         evac = st.get("evacuationNodeName")
@@ -529,7 +529,7 @@ class KubeVirtSim:
         return False
 
     def _backoff_over(self, m, vmims, now):
-        """Evacuation VMIMs wait backoff * 2^(n-1) after the n-th consecutive failure (kubevirt.md §4.3)."""
+        """Evacuation VMIMs wait backoff * 2^(n-1) after the n-th consecutive failure (handleMigrationBackoff)."""
         if EVAC_ANNOTATION not in (m["metadata"].get("annotations") or {}):
             return True
         me = (m["metadata"].get("namespace"), m["spec"].get("vmiName"))
@@ -604,7 +604,7 @@ class KubeVirtSim:
     # -- migration steps -----------------------------------------------------------
 
     def _start(self, m, vmi, now):
-        """Admitted: create the target launcher pod (kubevirt.md §2.6) and move to Scheduling."""
+        """Admitted: create the target launcher pod (RenderMigrationManifest) and move to Scheduling."""
         src = self._current_pod(vmi)
         md = vmi["metadata"]
         if src is None:

@@ -363,13 +363,59 @@ def encode_continue(rv, key):
     return base64.urlsafe_b64encode(tok.encode()).decode().rstrip("=")
 
 
+_B64URL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _go_quote_char(c):
+    """encoding/json's quoteChar: how Go's JSON errors show one byte."""
+    if c == 0x27:
+        return "'\\''"
+    if c == 0x22:
+        return "'\"'"
+    esc = {0x07: "\\a", 0x08: "\\b", 0x0c: "\\f", 0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t", 0x0b: "\\v",
+           0x5c: "\\\\"}
+    if c in esc:
+        return "'%s'" % esc[c]
+    if c < 0x20 or c == 0x7f:
+        return "'\\x%02x'" % c
+    if c < 0x7f or (c >= 0xa1 and c != 0xad):  # strconv.IsPrint for U+0000..U+00FF
+        return "'%s'" % chr(c)
+    return "'\\u%04x'" % c
+
+
 def decode_continue(token):
+    """(resourceVersion, start key) of a continue token, or 400 with kube-apiserver's message
+    (k8s.io/apiserver/pkg/storage/continue.go DecodeContinue, wrapped as the list handler does)."""
+    def bad(why):
+        return bad_request("invalid continue token: continue key is not valid" + why)
+    # base64.RawURLEncoding: no padding, URL alphabet, a lone last character is illegal
+    for i, ch in enumerate(token):
+        if ch not in _B64URL:
+            raise bad(": illegal base64 data at input byte %d" % i) from None
+    if len(token) % 4 == 1:
+        raise bad(": illegal base64 data at input byte %d" % (len(token) - 1)) from None
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     try:
-        pad = "=" * (-len(token) % 4)
-        d = json.loads(base64.urlsafe_b64decode(token + pad))
-        return int(d["rv"]), str(d["start"])
-    except Exception:
-        raise bad_request("continue key is not valid: illegal base64 data or malformed token") from None
+        d = json.loads(raw)
+    except ValueError:
+        body = raw.lstrip(b" \t\r\n")
+        if not body:
+            raise bad(": unexpected end of JSON input") from None
+        if body[0:1] not in b'{["-0123456789tfn':
+            raise bad(": invalid character %s looking for beginning of value" % _go_quote_char(body[0])) from None
+        raise bad(": unexpected end of JSON input") from None
+    if not isinstance(d, dict) or d.get("v") != "meta.k8s.io/v1":
+        raise bad(": server does not recognize this encoded version %s"
+                  % (d.get("v", "") if isinstance(d, dict) else "")) from None
+    try:
+        rv = int(d.get("rv") or 0)
+    except (TypeError, ValueError):
+        rv = 0
+    if rv == 0:
+        raise bad(": incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+    if not d.get("start"):
+        raise bad(": encoded start key empty (version meta.k8s.io/v1)") from None
+    return rv, str(d["start"])
 
 
 CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. You can "
@@ -490,6 +536,10 @@ class Store:
                 b = self.bucket(res.storage)
             start = ""
             list_rv = self.rv
+            if rv == "0" and not cont and rv_match != "Exact":
+                # "any version": kube-apiserver serves it from its watch cache and ignores the
+                # limit (every item, no continue token), as a real 1.37 server does
+                limit = 0
             if cont:
                 list_rv, start = decode_continue(cont)
                 if list_rv < self.compact_rv:

@@ -1,6 +1,6 @@
 """KubeVirt emulation: eviction interception, evacuation, live migration, limits, failures.
 
-Scenarios follow kubevirt.md §3-§5 and its simulator checklist (§8).  Most
+Scenarios follow KubeVirt's webhook and controllers (docs/behaviour.md, KubeVirt).  Most
 tests run with a long migration time and move the simulator's clock with
 `/_sim/migrations/advance`, so they are deterministic and fast; one test lets
 a short migration complete in real time.
@@ -101,7 +101,7 @@ class EvictionToMigration(unittest.TestCase):
         self.assertTrue(ms["endTimestamp"])
         old = self.sim.obj("/api/v1/namespaces/vms/pods/" + name)
         self.assertEqual(old["status"]["phase"], "Succeeded", "KubeVirt does not delete the source launcher")
-        self.assertEqual(old["metadata"]["annotations"][IN_PROGRESS], "true", "kubevirt.md §4.1: the source keeps it")
+        self.assertEqual(old["metadata"]["annotations"][IN_PROGRESS], "true", "KubeVirt leaves it on the source pod")
         new = self.sim.launcher("vms", "vm-a")
         self.assertEqual(new["spec"]["nodeName"], target)
         self.assertEqual(new["metadata"]["name"], ms["targetPod"])

@@ -429,6 +429,27 @@ class SelectorsAndPaging(unittest.TestCase):
         code, _, st = self.sim.get("/api/v1/pods?limit=10&continue=garbage")
         self.assertEqual(code, 400)
 
+    def test_malformed_continue_tokens_get_kube_apiservers_messages(self):
+        # a real kube-apiserver 1.37's answers to the same tokens (tests/realapi/test_differences.py)
+        prefix = "invalid continue token: continue key is not valid: "
+        want = {"a=b": "illegal base64 data at input byte 1",
+                "abcde": "illegal base64 data at input byte 4",
+                "not-a-token": "invalid character '\\u009e' looking for beginning of value",
+                "eyJ2IjoieCJ9": "server does not recognize this encoded version x"}
+        for token, why in want.items():
+            code, _, st = self.sim.get("/api/v1/pods?limit=10&continue=" + token)
+            self.assertEqual((code, st["reason"], st["message"]), (400, "BadRequest", prefix + why), token)
+
+    def test_any_version_list_ignores_the_limit(self):
+        # resourceVersion=0 is served from kube-apiserver's watch cache: all items, no continue
+        # (a real 1.37 server, tests/realapi/test_differences.py); without it the limit pages
+        everything = self.sim.obj("/api/v1/pods")["items"]
+        lst = self.sim.obj("/api/v1/pods?limit=10&resourceVersion=0")
+        self.assertEqual(len(lst["items"]), len(everything))
+        self.assertGreater(len(everything), 10)
+        self.assertNotIn("continue", lst["metadata"])
+        self.assertEqual(len(self.sim.obj("/api/v1/pods?limit=10")["items"]), 10)
+
     def test_continue_token_expires_after_compaction(self):
         first = self.sim.obj("/api/v1/pods?limit=10")
         for i in range(60):  # more writes than the 50-event watch window

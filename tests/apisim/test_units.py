@@ -133,7 +133,7 @@ class Quantities(unittest.TestCase):
         self.assertEqual(bytes_of("1e3"), 1000)
 
     def test_kubevirt_overhead(self):
-        # kubevirt.md §2.5: 512Mi/1 vCPU -> 289Mi, 1Gi -> 290Mi
+        # KubeVirt's GetMemoryOverhead: 512Mi/1 vCPU -> 289Mi, 1Gi -> 290Mi
         self.assertEqual(simfixtures.memory_overhead_mi(512, 1), 289)
         self.assertEqual(simfixtures.memory_overhead_mi(1024, 1), 290)
 

@@ -10,8 +10,9 @@ Each entry of the catalogue is a level-3 heading followed by a list:
 
 `command` is split like a shell would (no expansion); `descheduler` is the binary under test.
 Placeholders: {EXAMPLE} (examples/kubevirt-rebalance), {DATA} (tests/data/cli), {LIVE}
-(tests/data/live), {TMP} (a fresh directory per entry), {KUBECONFIG} and {SIM_URL} (the
-entry's simulator). Optional items:
+(tests/data/live), {PROFILE} (tests/data/profile), {OPENSHIFT} (examples/openshift-kubevirt),
+{ROOT} (the repository),
+{TMP} (a fresh directory per entry), {KUBECONFIG} and {SIM_URL} (the entry's simulator). Optional items:
     - env: `NAME=value ...`             added to the environment (`NAME=` removes NAME)
     - file: `{TMP}/name`                followed by a fenced block: the file's contents
     - simulator: `SNAPSHOT [ARGS...]`   start tests/apisim for this entry (plain HTTP)
@@ -112,7 +113,10 @@ def run_entry(e, binary):
     try:
         subst = {"{EXAMPLE}": os.path.join(ROOT, "examples", "kubevirt-rebalance"),
                  "{DATA}": os.path.join(ROOT, "tests", "data", "cli"),
-                 "{LIVE}": os.path.join(ROOT, "tests", "data", "live"), "{TMP}": tmp}
+                 "{LIVE}": os.path.join(ROOT, "tests", "data", "live"),
+                 "{PROFILE}": os.path.join(ROOT, "tests", "data", "profile"),
+                 "{OPENSHIFT}": os.path.join(ROOT, "examples", "openshift-kubevirt"),
+                 "{ROOT}": ROOT, "{TMP}": tmp}
 
         def fill(text):
             for k, v in subst.items():

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The HTTPS /metrics and /healthz server (spec §8), through the tests/tools/metricsd driver:
+# The HTTPS /metrics and /healthz server (upstream's cmd/descheduler/app/server.go), through the tests/tools/metricsd driver:
 # the serving flags, the exact health texts, the metrics exposition (promtool), DELETE
 # /metrics, --disable-metrics, the self-signed and the given certificate, start errors.
 . "$(dirname "$0")/lib.sh"
@@ -62,7 +62,7 @@ expect_header() {
 expect_out_lacks() { checks=$((checks + 1)); ! grep -qF -- "$1" "$TMP/out" || fail "stdout has: $1"; }
 
 # promtool_ok: promtool accepts $TMP/out. Exit 3 is lint only; the two lints allowed are
-# upstream's own names (spec §8), which dashboards depend on: the deprecated twin counter
+# upstream's own names (metrics/metrics.go), which dashboards depend on: the deprecated twin counter
 # without _total and build_info's CamelCase const labels. Parse errors (exit 1) always fail.
 promtool_ok() {
   checks=$((checks + 1))

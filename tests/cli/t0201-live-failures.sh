@@ -44,7 +44,13 @@ checks=$((checks + 1))
 [ "$(json_eval "$TMP/events.json" 'sum(1 for e in d["items"] if e.get("reason") == "LowNodeUtilization")')" -ge 1 ] || fail "no eviction event"
 
 # 5. a cluster that cannot be listed: nothing is evicted, the run says why, retries with
-#    backoff and gives up with exit 1 (attempts at 0, 1, 3 and 7 seconds)
+#    backoff and gives up with exit 1 (attempts at 0, 1, 3 and 7 seconds). The failures are
+#    the simulator's fault rules: a real API server cannot be told to fail.
+if ! live_backend_is apisim; then
+  echo "t0201: part 5 (a cluster that cannot be listed) skipped: it needs the API simulator's fault rules"
+  echo "t0201: $checks checks"
+  exit 0
+fi
 sim_ctl POST /_sim/faults '{"path": "/api/v1/pods", "status": 500, "message": "etcd is sad"}' >/dev/null
 sim_ctl DELETE /_sim/requests >/dev/null
 run_live --policy-config-file "$DATA/../live/pdb-policy.yaml" --v 1 --descheduling-interval 0

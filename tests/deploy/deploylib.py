@@ -153,6 +153,19 @@ class Process:
         return code
 
 
+def server(snapshot, args=()):
+    """The API server a run talks to: the simulator, or with LIVE_BACKEND=realapi a real
+    kube-apiserver (tests/realapi/realtest.py) that enforces RBAC."""
+    backend = os.environ.get("LIVE_BACKEND", "apisim")
+    if backend == "realapi":
+        sys.path.insert(0, os.path.join(REPO, "tests", "realapi"))
+        import realtest
+        return realtest.RealServer(snapshot, args)
+    if backend != "apisim":
+        raise ValueError("LIVE_BACKEND must be apisim or realapi, not %r" % backend)
+    return SimProcess(snapshot=snapshot, args=args)
+
+
 def run_once(argv, timeout=60):
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     return p.returncode, p.stderr

@@ -81,6 +81,12 @@ def kubevirt_background(ctx):
     alone, the migration completes, a third run runs clean."""
     err = ctx.once()
     ctx.test.assertIn('"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"', err)
+    # KubeVirt's VMI controller marks the launcher after the webhook answered (at once in the
+    # simulator, a moment later on a real API server)
+    launcher = "/api/v1/namespaces/vms/pods/virt-launcher-vm-alpha-4f551"
+    ctx.sim.wait_for(lambda: (ctx.sim.obj(launcher)["metadata"].get("annotations") or {})
+                     .get("descheduler.alpha.kubernetes.io/eviction-in-progress") == "true",
+                     what="the launcher's eviction-in-progress annotation")
     err = ctx.once()
     ctx.test.assertIn('"Eviction in background detected. Adding pod to the cache."', err)
     ctx.test.assertIn('rule="skipMigrating"', err)  # VMSafety: its migration is in flight
@@ -155,11 +161,14 @@ def execute(test, run, tmp):
     if run.policy:
         argv = [a.split("=", 1)[0] + "=" + run.policy if a.startswith("--policy-config-file=") else a for a in argv]
     argv = dl.set_flags(argv, drop=run.drop, values=run.flags)
-    with dl.SimProcess(snapshot=run.snapshot, args=["--migration-seconds", "600"]) as sim:
+    with dl.server(run.snapshot, args=["--migration-seconds", "600"]) as sim:
         # installed as a user would (the ServiceMonitor kind needs the Prometheus Operator's CRD)
         sim.kubectl("apply", "-f", dl.SERVICEMONITOR_CRD)
         sim.kubectl("apply", "-k", os.path.join(dl.DEPLOY, run.manifests))
-        argv += ["--kubeconfig=" + sim.kubeconfig, "--secure-port=0"]
+        # the simulator authorizes nothing (rbaccheck decides below); a real API server gets the
+        # ServiceAccount's own token, so its RBAC authorizer judges every request as well
+        kubeconfig = sim.service_account_kubeconfig(*sa) if getattr(sim, "authorizes", False) else sim.kubeconfig
+        argv += ["--kubeconfig=" + kubeconfig, "--secure-port=0"]
         ctx = Context(test, run, sim, argv, tmp)
         try:
             run.scenario(ctx)
@@ -167,6 +176,8 @@ def execute(test, run, tmp):
             for p in ctx.processes:
                 p.kill()
         test.assertNotIn("internal error", sim.log())
+        if getattr(sim, "authorizes", False):
+            test.assertEqual(sim.forbidden(), [], "run %s: requests the real RBAC authorizer refused" % run.name)
     return run, objects, sa, ctx.recorder.counts
 
 

@@ -99,6 +99,10 @@ static void test_page_skips_bad_objects(void **state) {
   assert_string_equal(m->pods.items[0]->name, "good");
   assert_false(m->kubevirt.present);
   assert_null(m->kubevirt.name);
+  /* what VMSafety needs to know: the cluster has a KubeVirt CR it could not read */
+  assert_string_equal(m->kubevirt_unreadable,
+                      "spec.configuration.migrations.parallelMigrationsPerCluster: expected an "
+                      "integer, got a string");
   /* the same page without a skip function fails at the first bad object */
   model *strict = model_new();
   assert_int_equal(decode_list_page(strict, "page", page, strlen(page), NULL, &next, &count, &err),

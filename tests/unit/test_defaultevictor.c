@@ -1,10 +1,11 @@
-/* test_defaultevictor.c - the DefaultEvictor (descheduler-core.md §4): every validation message
- * verbatim, every pod protection, legacy booleans versus podProtections, mirror / static /
- * terminating pods, the `evict` annotation, noEvictionPolicy, labelSelector, minReplicas,
- * minPodAge, nodeFit, namespaceLabelSelector and the V4 "Pod fails the following checks" line.
+/* test_defaultevictor.c - the DefaultEvictor (upstream's defaultevictor.go): every validation
+ * message verbatim, every pod protection, legacy booleans versus podProtections, mirror /
+ * static / terminating pods, the `evict` annotation, noEvictionPolicy, labelSelector,
+ * minReplicas, minPodAge, nodeFit, namespaceLabelSelector and the V4 "Pod fails the following
+ * checks" line.
  *
  * The carrier is PodLifeTime with maxPodLifeTimeSeconds: 0 at deschedule, as the conformance
- * vectors do (conformance/upstream/README.md §7): it evicts every pod it lists that passes
+ * vectors do (tests/conformance/README.md): it evicts every pod it lists that passes
  * Filter and PreEvictionFilter (test pods have no creationTimestamp, so they are old). Where a
  * test has several pods, the carrier selects only those labelled role=target. */
 #include "support/fixtures.h"

@@ -1,5 +1,5 @@
 /* test_interpodantiaffinity.c - RemovePodsViolatingInterPodAntiAffinity: who goes first, the
- * asymmetry of terms, topology domains, namespaces, limits and validation (plugins.md §8). */
+ * asymmetry of terms, topology domains, namespaces, limits and validation (pod_antiaffinity.go). */
 #include "support/fixtures.h"
 #include "support/support.h"
 

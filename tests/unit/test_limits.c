@@ -1,6 +1,6 @@
-/* test_limits.c - framework eviction limits (descheduler-core.md §5), EvictionsInBackground in
- * the simulate sink (§6, kubevirt webhook answers), and the cycle's node list (§3: fewer than
- * two ready nodes, NotReady nodes, the policy's nodeSelector).
+/* test_limits.c - framework eviction limits, EvictionsInBackground in the simulate sink
+ * (KubeVirt's webhook answers), and the cycle's node list (fewer than two ready nodes, NotReady
+ * nodes, the policy's nodeSelector); docs/behaviour.md says how upstream does each.
  *
  * The carrier is PodLifeTime with maxPodLifeTimeSeconds: 0: it lists the pods of every cycle
  * node (nodes by name, pods by name), all equally old, and evicts them in that order; at a
@@ -438,7 +438,7 @@ static void test_strategy_none_evicts(void **state) {
   assert_string_equal(plan(), "vms/virt-launcher-vm1 vms/web");
 }
 
-/* ---------- answers of a live API (§5 result table, §6) through a scripted sink ---------- */
+/* ---------- answers of a live API (as upstream's EvictPod) through a scripted sink ---------- */
 
 typedef struct {
   eviction_sink base;

@@ -1,5 +1,5 @@
 /* test_nodeaffinity.c - RemovePodsViolatingNodeAffinity: both affinity types, the pods it
- * must leave alone, limits, unknown types and validation texts (plugins.md §6). */
+ * must leave alone, limits, unknown types and validation texts (upstream's node_affinity.go). */
 #include "support/fixtures.h"
 #include "support/support.h"
 

@@ -1,6 +1,6 @@
-/* test_nodetaints.c - RemovePodsViolatingNodeTaints: which taints count (effects, excluded
- * and included lists with nil-vs-empty), cordoned nodes, limits and validation (plugins.md §7,
- * §12.8). */
+/* test_nodetaints.c - RemovePodsViolatingNodeTaints: which taints count (effects, NoExecute
+ * ignored, excluded and included lists with nil-vs-empty), cordoned nodes, limits and
+ * validation (upstream's node_taint.go). */
 #include "support/fixtures.h"
 #include "support/support.h"
 

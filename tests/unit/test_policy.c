@@ -1,4 +1,4 @@
-/* test_policy.c - the DeschedulerPolicy loader (src/policy, descheduler-core.md §2): version
+/* test_policy.c - the DeschedulerPolicy loader (src/policy, upstream's policyconfig.go): version
  * and kind, every top-level validation message and the aggregate format, strict decoding of
  * plugin args, type errors naming the field path, the DefaultEvictor injection, profile build
  * errors, priority threshold resolution, and the fields upstream ignores (reported here with a

@@ -34,7 +34,7 @@ static const char *four_copies_on_n1(void) {
   return cluster_end();
 }
 
-/* plugins.md §4 example: 5 copies, 4 on n1 and 1 on n2, 3 feasible nodes: upperAvg =
+/* docs/behaviour.md's example: 5 copies, 4 on n1 and 1 on n2, 3 feasible nodes: upperAvg =
  * ceil(5/3) = 2, so n1 keeps 2 and the last two duplicates (name order) go. */
 static void test_spec_example(void **state) {
   (void)state;

@@ -1,5 +1,5 @@
 /* test_removefailedpods.c - RemoveFailedPods: the 3600 s default age, owner kinds, reasons,
- * exit codes, init containers, bare pods, limits and validation (plugins.md §11).
+ * exit codes, init containers, bare pods, limits and validation (upstream's failedpods.go).
  * The cycle's now is 2026-01-01T00:00:00Z (the support default). */
 #include "support/fixtures.h"
 #include "support/support.h"

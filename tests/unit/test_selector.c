@@ -1,5 +1,5 @@
 /* test_selector.c - label selectors (src/util/selector.h): the string syntax of labels.Parse
- * (descheduler-core.md §3), matching semantics (!= and notin match objects without the key),
+ * (apimachinery's selector.go), matching semantics (!= and notin match objects without the key),
  * parse errors that name the text, and metav1.LabelSelector objects from a document tree
  * (nil selects nothing, {} selects everything). */
 #include "support/support.h"

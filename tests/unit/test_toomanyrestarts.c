@@ -1,5 +1,5 @@
 /* test_toomanyrestarts.c - RemovePodsHavingTooManyRestarts: the threshold, init containers,
- * states, most-restarts-first order, limits and validation texts (plugins.md §9). */
+ * states, most-restarts-first order, limits and validation texts (toomanyrestarts.go). */
 #include "support/fixtures.h"
 #include "support/support.h"
 

@@ -130,7 +130,7 @@ static void test_validation_messages(void **state) {
 
 /* ---------- what is balanced ---------- */
 
-/* plugins.md §5 worked example: zones c=0, b=1, a=5, maxSkew 1 -> 3 pods leave a. The tail
+/* docs/behaviour.md's example: zones c=0, b=1, a=5, maxSkew 1 -> 3 pods leave a. The tail
  * is taken first (a-3, a-4), then a-2; evictions keep that selection order. */
 static void test_worked_example(void **state) {
   (void)state;
@@ -178,7 +178,7 @@ static void test_constraints_default_and_soft(void **state) {
   sim_run_free(&r);
 }
 
-/* §12.6: pods the evictor would not evict are not counted at all. Zone b holds 3 bare pods
+/* As upstream, pods the evictor would not evict are not counted at all. Zone b holds 3 bare pods
  * (protected by DefaultEvictor) matching the selector; they do not balance zone a. */
 static void test_non_evictable_pods_not_counted(void **state) {
   (void)state;
@@ -236,7 +236,7 @@ static void test_terminating_pods_not_counted(void **state) {
 
 /* ---------- inclusion policies ---------- */
 
-/* §12.6: a pod running on a node the inclusion policy excludes still creates its domain.
+/* As upstream, a pod running on a node the inclusion policy excludes still creates its domain.
  * All pods select pool=x; node nc lost that label but still runs 4 of them: c=4, a=2, b=2
  * is out of skew, so one pod leaves c. */
 static void test_excluded_node_pods_create_domain(void **state) {
@@ -392,7 +392,7 @@ static void test_constraint_dedup(void **state) {
 
 /* ---------- which pods are picked ---------- */
 
-/* §12.6: candidates come from the domain's tail: pods with a nodeSelector/affinity are kept,
+/* As upstream, candidates come from the domain's tail: pods with a nodeSelector/affinity are kept,
  * and among the others the HIGHEST priority goes first (absent priority sorts lowest). */
 static void test_tail_first_picks_highest_priority(void **state) {
   (void)state;

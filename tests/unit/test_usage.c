@@ -224,6 +224,16 @@ static void test_metrics_files(void **state) {
   assert_int_equal(decode_metrics_file(m, prom, Q, &info, &err), 0);
   assert_true(info.prometheus);
   assert_non_null(model_find_prom_answer(m, Q));
+  /* a refused query (`curl` of a bad expression) is a Prometheus answer too: it has no data */
+  const char *refused = write_tmp(
+      "refused.json",
+      "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 5\"}");
+  model *m2 = model_new();
+  assert_int_equal(decode_metrics_file(m2, refused, Q, &info, &err), 0);
+  assert_true(info.prometheus);
+  assert_string_equal(model_find_prom_answer(m2, Q)->error,
+                      "unable to capture prometheus metrics: bad_data: parse error at char 5");
+  model_free(m2);
   /* errors name the file and the field */
   const char *bad =
       write_tmp("bad.json", "{\"items\":[{\"metadata\":{\"name\":\"x\"},\"spec\":{}}]}");
@@ -240,7 +250,7 @@ static void test_metrics_files(void **state) {
   assert_non_null(strstr(err.msg, "items[0] (PodMetrics p): metadata.namespace: required"));
   assert_int_equal(decode_metrics_file(m, "/nonexistent/metrics.json", NULL, &info, &err), -1);
   assert_non_null(strstr(err.msg, "/nonexistent/metrics.json"));
-  const char *paths[] = {nodes, pods, empty, prom, bad, badval, badpod};
+  const char *paths[] = {nodes, pods, empty, prom, refused, bad, badval, badpod};
   for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
     unlink(paths[i]);
   model_free(m);

@@ -276,6 +276,28 @@ static void test_default_limits(void **state) {
   assert_string_equal(plan(), "vms/virt-launcher-v1 vms/virt-launcher-v2");
 }
 
+/* A KubeVirt CR live mode could not decode (and skipped): KubeVirt's limits are unknown, so no
+ * migration is asked for, even for VMIs that recorded LiveMigrate themselves. */
+static int mark_kubevirt_unreadable(model *m, const policy *pol, void *ctx, dserr *err) {
+  (void)pol;
+  (void)err;
+  m->kubevirt_unreadable = ctx;
+  return 0;
+}
+
+static void test_unreadable_kubevirt_cr_requests_nothing(void **state) {
+  (void)state;
+  begin(NULL, 0, 0);
+  vm("v1", .strategy = "LiveMigrate");
+  sim_run_free(&R);
+  assert_int_equal(sim_run_prepared(&R, vs_policy(NULL, NULL), cluster_end(), true, NOW, 3,
+                                    mark_kubevirt_unreadable, "spec.configuration: bad"),
+                   0);
+  assert_string_equal(plan(), "");
+  assert_logged("rule=\"migrationLimits\" reason=\"KubeVirt's migration limits are unknown: its "
+                "KubeVirt CR could not be read (spec.configuration: bad)\"");
+}
+
 /* ---------- cooldown ---------- */
 
 #define MOVES(list) "\"" VMI_MOVES_ANNOTATION "\":\"" list "\""
@@ -396,6 +418,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_outbound_limit_counts_running_migrations, teardown),
       cmocka_unit_test_teardown(test_cluster_limit, teardown),
       cmocka_unit_test_teardown(test_default_limits, teardown),
+      cmocka_unit_test_teardown(test_unreadable_kubevirt_cr_requests_nothing, teardown),
       cmocka_unit_test_teardown(test_cooldown_after_a_move, teardown),
       cmocka_unit_test_teardown(test_cooldown_doubles_and_caps, teardown),
       cmocka_unit_test(test_cooldown_math),
