@@ -18,6 +18,7 @@ struct block {
 struct arena {
   struct block *head;
   size_t block_size, total;
+  struct block *inline_block; /* arena_new_exact's block, freed with the arena itself */
 };
 
 arena *arena_new(size_t block_size) {
@@ -25,7 +26,27 @@ arena *arena_new(size_t block_size) {
   a->head = NULL;
   a->block_size = block_size < 1024 ? 1024 : block_size;
   a->total = 0;
+  a->inline_block = NULL;
   return a;
+}
+
+/* the inline block starts at the first max_align_t boundary after the arena */
+#define INLINE_OFFSET ((sizeof(arena) + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1))
+
+arena *arena_new_exact(size_t size) {
+  arena *a = xcalloc(1, INLINE_OFFSET + sizeof(struct block) + size);
+  struct block *b = (struct block *)((char *)a + INLINE_OFFSET);
+  b->size = size;
+  a->head = a->inline_block = b;
+  a->block_size = 1024;
+  return a;
+}
+
+size_t arena_footprint(const arena *a) {
+  size_t n = 0;
+  for (const struct block *b = a->head; b; b = b->next)
+    n += b->used;
+  return n;
 }
 
 void arena_free(arena *a) {
@@ -34,7 +55,8 @@ void arena_free(arena *a) {
   struct block *b = a->head;
   while (b) {
     struct block *n = b->next;
-    free(b);
+    if (b != a->inline_block)
+      free(b);
     b = n;
   }
   free(a);
@@ -47,7 +69,8 @@ void arena_reset(arena *a) {
   /* keep the oldest block (the tail), which has the default size */
   while (b->next) {
     struct block *n = b->next;
-    free(b);
+    if (b != a->inline_block)
+      free(b);
     b = n;
   }
   b->used = 0;

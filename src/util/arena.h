@@ -29,6 +29,16 @@ char *arena_strdup(arena *a, const char *s);
 void *arena_grow(arena *a, void *items, size_t n, size_t *cap, size_t size);
 /* Bytes handed out so far (for benchmarks and tests). */
 size_t arena_used(const arena *a);
+/* Bytes the arena's blocks hold up to their last allocation, alignment padding included:
+ * what an arena_new_exact of the same allocations needs. */
+size_t arena_footprint(const arena *a);
+/* An arena whose first block holds exactly `size` bytes, in the same heap allocation as the
+ * arena itself (one malloc). For one object of a long-lived cache that is freed on its own:
+ * make the same allocations in a scratch arena first, then here with its arena_footprint, and
+ * nothing is wasted. Allocations beyond `size` go to further blocks as usual. */
+arena *arena_new_exact(size_t size);
+/* The bytes an arena_new_exact adds to `size`: its headers and the heap's. */
+#define ARENA_EXACT_OVERHEAD 80
 
 #define ARENA_NEW(a, type) ((type *)arena_alloc((a), sizeof(type)))
 #define ARENA_NEWN(a, type, n) ((type *)arena_alloc((a), sizeof(type) * (size_t)(n)))
