@@ -35,6 +35,14 @@ model *model_new(void) {
   return m;
 }
 
+model *model_new_view(intern_table *strings) {
+  model *m = model_new();
+  intern_free(m->strings);
+  m->strings = strings;
+  m->borrowed_strings = true;
+  return m;
+}
+
 struct model_shared;
 static void shared_free(struct model_shared *t);
 
@@ -56,7 +64,8 @@ void model_free(model *m) {
   vec_release(&m->prom_answers);
   arena_free(m->mem);
   arena_free(m->scratch);
-  intern_free(m->strings);
+  if (!m->borrowed_strings)
+    intern_free(m->strings);
   shared_free(m->shared);
   free(m);
 }
@@ -113,7 +122,7 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
     t = m->shared = calloc(1, sizeof *t);
     if (!t)
       abort();
-    t->zeros = arena_alloc(m->mem, 128);
+    t->zeros = arena_alloc(m->shared_mem ? m->shared_mem : m->mem, 128);
   }
   if (bytes == 0)
     return t->zeros;
@@ -121,13 +130,14 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
     shared_grow(t);
   if (bytes > UINT32_MAX) /* not worth sharing, and too long for a slot */
     return memcpy(arena_alloc_uninit(m->mem, bytes, align), data, bytes);
+  arena *to = m->shared_mem ? m->shared_mem : m->mem;
   uint32_t h = (uint32_t)(bytes_hash(data, bytes) >> 32);
   size_t i = h & (t->cap - 1);
   for (; t->slots[i].data; i = (i + 1) & (t->cap - 1))
     if (t->slots[i].hash == h && t->slots[i].bytes == bytes &&
         memcmp(t->slots[i].data, data, bytes) == 0)
       return t->slots[i].data;
-  void *copy = arena_alloc_uninit(m->mem, bytes, align);
+  void *copy = arena_alloc_uninit(to, bytes, align);
   memcpy(copy, data, bytes);
   t->slots[i] = (shared_slot){copy, (uint32_t)bytes, h};
   t->n++;

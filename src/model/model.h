@@ -302,6 +302,11 @@ typedef struct model {
   arena *mem;
   intern_table *strings;
   struct model_shared *shared; /* model_share's table */
+  /* where model_share keeps its copies; NULL: mem. A watch cache decodes every object into
+   * an arena of its own (mem, swapped per object) while what objects share stays here. */
+  arena *shared_mem;
+  /* strings belongs to another model (model_new_view): model_free leaves it */
+  bool borrowed_strings;
   arena *scratch;               /* decoders' per-object scratch (decode/objects.c) */
   /* pod.conditions are decoded (true from model_new); live mode clears it when no enabled
    * plugin reads them (fw_reads_pod_conditions): pods then have none */
@@ -334,6 +339,11 @@ typedef struct model {
 
 /* Creates an empty model. Caller frees with model_free. */
 model *model_new(void);
+/* An empty model whose interned strings are `strings` (borrowed: they must outlive it). A
+ * watch cache fills it each cycle with pointers to the objects it keeps (kube/watch.h):
+ * model_free frees the model's own memory (vectors, arena, per-cycle objects) and none of
+ * those objects. */
+model *model_new_view(intern_table *strings);
 void model_free(model *m);
 /* Sorts nodes and namespaces, attaches pods to their nodes and sorts each node's pods.
  * Call once after all objects are added. Fails (naming the object) if a node, or a pod in
