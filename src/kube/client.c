@@ -90,6 +90,12 @@ struct kube_client {
 
   /* the response being read */
   strbuf body;
+  /* kube_stream: a 200 body goes to the function as it arrives instead of into body */
+  kube_stream_fn stream_fn;
+  void *stream_ctx;
+  volatile int *stream_abort;
+  bool stream_failed; /* the function asked to stop */
+  bool stream_opened; /* the function was told the answer is 200 */
 };
 
 /* ---------- helpers ---------- */
@@ -541,8 +547,45 @@ static void curl_init_once(void) {
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   kube_client *c = ud;
+  if (c->stream_fn) {
+    long code = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 200) {
+      if (!c->stream_opened) {
+        c->stream_opened = true;
+        if (c->stream_fn(c->stream_ctx, NULL, 0) != 0) {
+          c->stream_failed = true;
+          return 0;
+        }
+      }
+      if (c->stream_fn(c->stream_ctx, p, size * n) != 0) {
+        c->stream_failed = true;
+        return 0; /* libcurl ends the transfer with CURLE_WRITE_ERROR */
+      }
+      return size * n;
+    }
+  }
   sb_appendn(&c->body, p, size * n);
   return size * n;
+}
+
+/* kube_stream's way out of a quiet stream: libcurl calls this about once a second */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+  (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+  kube_client *c = ud;
+  if (c->stream_fn && !c->stream_opened) {
+    long code = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 200) {
+      c->stream_opened = true;
+      if (c->stream_fn(c->stream_ctx, NULL, 0) != 0) {
+        c->stream_failed = true;
+        return 1;
+      }
+    }
+  }
+  return c->stream_abort && *c->stream_abort ? 1 : 0;
 }
 
 /* Splits "https://host:port/prefix" for tls-server-name: requests go to
@@ -966,8 +1009,9 @@ static bool retry_after(kube_client *c, long status, long *seconds) {
   return true;
 }
 
-int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
-                 const char *body, kube_response *resp, dserr *err) {
+static int request_impl(kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, kube_response *resp,
+                        int max_retries, dserr *err) {
   memset(resp, 0, sizeof *resp);
   strbuf url = {0}, log_url = {0};
   sb_printf(&url, "%s%s", c->url_base, path);
@@ -1033,7 +1077,7 @@ int kube_request(kube_client *c, const char *method, const char *path, const cha
       log_writef('E', 0, __FILE__, __LINE__, "refreshing credentials: %s", xerr.msg);
     }
     long wait = 0;
-    if (attempt < KUBE_MAX_RETRIES && retry_after(c, status, &wait)) {
+    if (attempt < max_retries && retry_after(c, status, &wait)) {
       LOGF(4, "Got a Retry-After %lds response for attempt %d to %s", wait, attempt + 1,
            sb_str(&log_url));
       sleep_seconds((double)wait);
@@ -1048,6 +1092,41 @@ int kube_request(kube_client *c, const char *method, const char *path, const cha
   sb_clear(&c->body);
   sb_free(&url);
   sb_free(&log_url);
+  return rc;
+}
+
+int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
+                 const char *body, kube_response *resp, dserr *err) {
+  return request_impl(c, method, path, content_type, body, resp, KUBE_MAX_RETRIES, err);
+}
+
+int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
+                long stall_seconds, volatile int *abort_flag, kube_response *resp, dserr *err) {
+  CURL *h = c->curl;
+  long saved_timeout = c->timeout_ms;
+  c->timeout_ms = 0;
+  c->stream_fn = fn;
+  c->stream_ctx = ctx;
+  c->stream_abort = abort_flag;
+  c->stream_failed = false;
+  c->stream_opened = false;
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, stall_seconds > 0 ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, stall_seconds > 0 ? stall_seconds : 0L);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+  int rc = request_impl(c, "GET", path, NULL, NULL, resp, 0, err);
+  if (rc < 0 && c->stream_failed)
+    dserr_set(err, "GET \"%s%s\": the stream was stopped by its reader", c->server, path);
+  else if (rc < 0 && abort_flag && *abort_flag)
+    dserr_set(err, "GET \"%s%s\": stopped", c->server, path);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 0L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 0L);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 1L);
+  c->timeout_ms = saved_timeout;
+  c->stream_fn = NULL;
+  c->stream_ctx = NULL;
+  c->stream_abort = NULL;
   return rc;
 }
 

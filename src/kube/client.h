@@ -62,6 +62,19 @@ long kube_client_connections(const kube_client *c);
 #include "../util/strbuf.h"
 void kube_path_escape(strbuf *sb, const char *s);
 
+/* A long GET whose body is handed over as it arrives (a watch): when the answer is HTTP 200,
+ * fn is called once with data NULL as soon as that is known (the headers may come long before
+ * any byte of the body), then with every chunk of the body in order (a non-zero return stops
+ * the request); any
+ * other answer is read whole into resp, as kube_request does, with no Retry-After retries (the
+ * caller has its own backoff). The request has no overall time limit; it fails when no byte
+ * came for stall_seconds (0: never) or when *abort_flag becomes non-zero (checked about once
+ * a second). Returns 0 when the server ended the response, with resp->status (the body of a
+ * 200 is not kept), else -1 with err. */
+typedef int (*kube_stream_fn)(void *ctx, const char *data, size_t len);
+int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
+                long stall_seconds, volatile int *abort_flag, kube_response *resp, dserr *err);
+
 /* A client is not thread-safe: it owns one libcurl handle; use one client per thread.
  * Notes on client-go parity: qps < 0 selects the default 5 here (client-go would disable the
  * limiter); transport errors are not retried (client-go retries a GET after a connection
