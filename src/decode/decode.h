@@ -27,6 +27,11 @@ int decode_snapshot_file(model *m, const char *path, dserr *err);
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
                      const char *kind_hint, char **next_token, size_t *count, dserr *err);
 
+/* The parts of an object no decoder reads (NULL-terminated paths for
+ * doc_stream_memory_skipping): metadata.managedFields, container fields no plugin reads... A
+ * reader that parses objects itself (the watch cache) leaves them out the same way. */
+const char *const *decode_unread_paths(void);
+
 /* ---------- actual utilization (usage.c) ---------- */
 
 /* One Prometheus instant-query response (the HTTP API's JSON body) for `query` into

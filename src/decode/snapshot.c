@@ -42,6 +42,8 @@ static const char *const unread_paths[] = {"metadata.managedFields",
                                            "status.guestOSInfo",
                                            NULL};
 
+const char *const *decode_unread_paths(void) { return unread_paths; }
+
 typedef struct {
   model *m;
   const char *kind_hint;

@@ -129,11 +129,15 @@ static int list_pages(kube_client *c, const char *path, const char *what, int pa
 
 /* One object of a page could not be decoded: it is left out of this cycle (the rest of the
  * cluster is still read), said on an error line and counted. */
-static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
-  (void)ctx;
+void kube_object_skipped(const char *kind, const char *object, const char *why) {
   LOGE(NULL, "Skipping an object that cannot be decoded; the cycle goes on without it", why,
        LSTR("kind", kind), LSTR("object", object));
   metrics_objects_skipped(kind);
+}
+
+static void skip_object(void *ctx, const char *kind, const char *object, const char *why) {
+  (void)ctx;
+  kube_object_skipped(kind, object, why);
 }
 
 typedef struct {

@@ -48,6 +48,10 @@ int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
  * from the start is what client-go's pager does (a full list). */
 #define KUBE_READ_EXPIRED (-2)
 
+/* The error line and the descheduler_objects_skipped_total count of one object left out of
+ * the model because it does not decode (object: "namespace/name"). */
+void kube_object_skipped(const char *kind, const char *object, const char *why);
+
 /* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                    dserr *err);

@@ -136,7 +136,7 @@ typedef struct {
 
 typedef struct {
   const char *name, *help;
-  const char *label[3]; /* in sorted order, as they are printed */
+  const char *label[3]; /* in sorted order, as they are printed; NULL after the last */
   triple_series *s;
   size_t n;
 } triple_family;
@@ -151,6 +151,17 @@ static triple_family g_vs_blocks = {
     "[ALPHA] Number of virt-launcher pod evictions the VMSafety evictor plugin refused, by rule, "
     "node, and namespace.",
     {"namespace", "node", "rule"}, NULL, 0};
+
+static triple_family g_watch_events = {
+    "descheduler_watch_cache_events_total",
+    "Number of watch events the watch cache of Deployment mode received, by kind and type "
+    "(ADDED, MODIFIED, DELETED, or ignored for a duplicate or an event older than the cache).",
+    {"kind", "type", NULL}, NULL, 0};
+static triple_family g_watch_lists = {
+    "descheduler_watch_cache_lists_total",
+    "Number of full lists the watch cache of Deployment mode made, by kind and reason (start, "
+    "expired: the watch's resourceVersion was too old, broken: the stream could not be read).",
+    {"kind", "reason", NULL}, NULL, 0};
 
 static const double cooldown_buckets[] = {900, 1800, 3600, 7200, 14400, 21600};
 #define NCOOL (sizeof cooldown_buckets / sizeof cooldown_buckets[0])
@@ -168,6 +179,7 @@ static void triple_inc(triple_family *f, const char *a, const char *b, const cha
     if (!strcmp(f->s[i].v[0], want[0]) && !strcmp(f->s[i].v[1], want[1]) &&
         !strcmp(f->s[i].v[2], want[2]))
       break;
+
   if (i == f->n) {
     f->s = realloc(f->s, (f->n + 1) * sizeof *f->s);
     if (!f->s)
@@ -191,6 +203,14 @@ static void triple_free(triple_family *f) {
 }
 
 void metrics_kubevirt_register(void) { g_kv_registered = 1; }
+
+void metrics_watch_event(const char *kind, const char *type) {
+  triple_inc(&g_watch_events, kind, type, NULL);
+}
+
+void metrics_watch_list(const char *kind, const char *reason) {
+  triple_inc(&g_watch_lists, kind, reason, NULL);
+}
 
 void metrics_kubevirt_block(const char *reason, const char *node, const char *ns) {
   triple_inc(&g_kv_blocks, ns, node, reason);
@@ -284,7 +304,7 @@ static void render_triple(strbuf *out, const triple_family *f) {
   sb_printf(out, "# HELP %s %s\n# TYPE %s counter\n", f->name, f->help, f->name);
   for (size_t i = 0; i < f->n; i++) {
     sb_printf(out, "%s{", f->name);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3 && f->label[k]; k++) {
       sb_printf(out, "%s%s=\"", k ? "," : "", f->label[k]);
       label_value(out, f->s[i].v[k]);
       sb_appendc(out, '"');
@@ -401,6 +421,8 @@ void metrics_render(strbuf *out) {
   render_counter(out, "descheduler_pods_evicted_total");
   render_strategy(out, "descheduler_strategy_duration_seconds");
   render_triple(out, &g_vs_blocks);
+  render_triple(out, &g_watch_events);
+  render_triple(out, &g_watch_lists);
   render_process(out);
   pthread_mutex_unlock(&g_lock);
 }
@@ -422,6 +444,8 @@ void metrics_reset(void) {
   g_nstrat = 0;
   triple_free(&g_kv_blocks);
   triple_free(&g_vs_blocks);
+  triple_free(&g_watch_events);
+  triple_free(&g_watch_lists);
   memset(g_cool_counts, 0, sizeof g_cool_counts);
   g_cool_count = 0;
   g_cool_sum = 0;

@@ -26,6 +26,10 @@ void metrics_vmsafety_block(const char *rule, const char *node, const char *ns);
 /* descheduler_objects_skipped_total{kind}: objects a live cycle left out because they could
  * not be decoded (this project's own metric; upstream has none). */
 void metrics_objects_skipped(const char *kind);
+/* The watch cache of Deployment mode (kube/watch.h; this project's own metrics): events by
+ * kind and type, full lists by kind and reason. */
+void metrics_watch_event(const char *kind, const char *type);
+void metrics_watch_list(const char *kind, const char *reason);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */
