@@ -24,6 +24,7 @@
 #include "../kube/cluster.h"
 #include "../kube/config.h"
 #include "../kube/lease.h"
+#include "../kube/watch.h"
 #include "../kubevirt/recorder.h"
 #include "../kube/openshift.h"
 #include "../obs/log.h"
@@ -92,6 +93,8 @@ typedef struct {
   const char *kd_file, *kd_ref, *prometheus_url, *psi;
   int64_t request_timeout, exec_timeout;
   bool allow_http;
+  bool watch_cache;
+  int64_t watch_stall;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -101,11 +104,13 @@ static double mono_seconds(void) {
 }
 
 /* Sleeps up to ns, waking early on a signal; samples the metrics collector (if any) on its
- * own period meanwhile, as upstream's collector runs beside the loop. Returns false when
- * stopping. */
-static bool sleep_ns(int64_t ns, usage_live *collector) {
+ * own period meanwhile, as upstream's collector runs beside the loop, and keeps the watch
+ * cache (if any) current. Returns false when stopping. */
+static bool sleep_ns(int64_t ns, usage_live *collector, watch_cache *cache) {
   while (ns > 0 && !g_stop) {
     usage_live_tick(collector);
+    if (cache)
+      watch_cache_pump(cache);
     int64_t step = ns > 100000000LL ? 100000000LL : ns;
     struct timespec ts = {step / 1000000000LL, step % 1000000000LL};
     nanosleep(&ts, NULL);
@@ -131,6 +136,9 @@ typedef struct {
   bool kd_broken; /* the CR is invalid or its policy does not load: evict nothing */
   bool explicit_interval, explicit_v, explicit_gates, explicit_dry_run;
   plugin_env env;
+  /* Deployment mode: the cluster from a watch cache instead of a list every cycle */
+  watch_cache *cache;
+  const kube_config *cfg;
 } runner;
 
 /* One JSON line per cycle in --decisions-file: when, the totals, and the decision record. A
@@ -210,14 +218,52 @@ static int kd_refresh(runner *r, model *m) {
   return 0;
 }
 
+/* The cycle's model from the watch cache: -1 (nothing evicted) while it is not synced. */
+static model *cache_model(runner *r, cycle_timings *tm, dserr *err) {
+  if (!r->cache) {
+    watch_options wo = {r->cfg, r->o->qps, (int)r->o->burst, r->disc.kubevirt,
+                        (int)r->o->page_size, r->kd || fw_reads_pod_conditions(r->pol),
+                        (long)(r->o->watch_stall / 1000000000LL)};
+    r->cache = watch_cache_new(r->client, &wo, err);
+    if (!r->cache)
+      return NULL;
+  }
+  double t0 = time_mono_seconds();
+  watch_cache_pump(r->cache);
+  tm->list = time_mono_seconds() - t0;
+  char why[2048];
+  if (!watch_cache_synced(r->cache, why, sizeof why)) {
+    dserr_set(err, "the watch cache is not synced: %s", why);
+    return NULL;
+  }
+  double t1 = time_mono_seconds();
+  model *m = watch_cache_view(r->cache, err);
+  tm->decode = time_mono_seconds() - t1;
+  watch_stats ws;
+  watch_cache_stats(r->cache, &ws);
+  tm->model = ws.bytes;
+  tm->objects = ws.objects;
+  return m;
+}
+
 /* One cycle: read, sync the background cache, decide, evict. -1 when the reads failed. */
 static int run_cycle(runner *r) {
-  model *m = model_new();
+  model *m = NULL;
   dserr err;
   int rc = 0;
   cycle_timings tm = {0};
   kube_read_stats rs = {0};
   double t_start = time_mono_seconds();
+  if (r->o->watch_cache) {
+    m = cache_model(r, &tm, &err);
+    if (!m) {
+      LOGE(NULL, "Failed to read the cluster state; nothing is evicted this cycle", err.msg);
+      rc = -1;
+      goto out;
+    }
+    goto read;
+  }
+  m = model_new();
   /* a KubeDescheduler's policy is rendered after the read: it may want them */
   m->keep_pod_conditions = r->kd || fw_reads_pod_conditions(r->pol);
   int rr = kube_read_cluster_stats(r->client, m, r->disc.kubevirt, (int)r->o->page_size, &rs, &err);
@@ -243,8 +289,9 @@ static int run_cycle(runner *r) {
   tm.pages = rs.pages;
   tm.bytes = rs.bytes;
   tm.objects = rs.items;
-  tm.pods = m->pods.n;
   tm.model = model_bytes(m);
+read:
+  tm.pods = m->pods.n;
   m->vmis_complete = r->disc.kubevirt;
   if (r->kd && kd_refresh(r, m) < 0) {
     rc = -1;
@@ -265,8 +312,14 @@ static int run_cycle(runner *r) {
   /* VMSafety's cooldown needs each move remembered on its VMI */
   move_recorder rec;
   eviction_sink *out = &sink.base;
+  /* a cycle on the watch cache checks each pod again just before its eviction */
+  recheck_sink fresh;
+  if (r->cache && !r->o->dry_run) {
+    recheck_sink_init(&fresh, out, r->client);
+    out = &fresh.base;
+  }
   if (r->disc.kubevirt && !r->o->dry_run && vmsafety_records_moves(r->pol)) {
-    move_recorder_init(&rec, &sink.base, r->client, m, opt.now);
+    move_recorder_init(&rec, out, r->client, m, opt.now);
     out = &rec.base;
   }
   timed_sink timed;
@@ -286,7 +339,10 @@ static int run_cycle(runner *r) {
   decisions_free(dec);
   fw_result_free(&res);
 out:
-  model_free(m);
+  if (r->cache)
+    watch_cache_release_view(r->cache, m);
+  else
+    model_free(m);
   return rc;
 }
 
@@ -369,6 +425,8 @@ int cmd_run(int argc, char **argv) {
   o.psi = "auto";
   o.request_timeout = 60LL * 1000000000LL;
   o.exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
+  o.watch_cache = true;
+  o.watch_stall = 150LL * 1000000000LL;
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -423,6 +481,8 @@ int cmd_run(int argc, char **argv) {
       {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "OpenShift KubeDescheduler CR file: run the policy and flags it renders (instead of --policy-config-file)", NULL},
       {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref, "the same, reading NAMESPACE/NAME from the API server at every cycle", NULL},
       {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
+      {"watch-cache", NULL, FLAG_BOOL, &o.watch_cache, "with an interval: list the cluster once and keep it current with watches instead of listing it every cycle (not in upstream, whose informers always watch)", "true"},
+      {"watch-stall-timeout", NULL, FLAG_DURATION, &o.watch_stall, "with the watch cache: a watch that sends nothing (not even a bookmark) for this long is opened again", "2m30s"},
       {"psi", NULL, FLAG_STRING, &o.psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", "auto"},
       {NULL}};
   const char *pos[1];
@@ -463,6 +523,10 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.page_size < 1) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
+    return EXIT_CONFIG;
+  }
+  if (o.watch_stall < 1000000000LL) {
+    fprintf(stderr, "descheduler: --watch-stall-timeout must be at least 1s\n");
     return EXIT_CONFIG;
   }
   bool kd = o.kd_file || o.kd_ref;
@@ -538,6 +602,7 @@ int cmd_run(int argc, char **argv) {
   }
   cfg->timeout_ns = o.request_timeout > 0 ? o.request_timeout : -1;
   cfg->exec_timeout_ns = o.exec_timeout;
+  r.cfg = cfg;
   r.client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
   if (!r.client) {
     fprintf(stderr, "descheduler: %s\n", err.msg);
@@ -643,7 +708,7 @@ int cmd_run(int argc, char **argv) {
         LOGE(NULL, "error retrieving resource lock", err.msg, LSTR("lock", lock));
       if (got == 1)
         break;
-      if (!sleep_ns(o.retry_period, r.usage)) {
+      if (!sleep_ns(o.retry_period, r.usage, NULL)) {
         status = 0;
         goto out;
       }
@@ -656,6 +721,8 @@ int cmd_run(int argc, char **argv) {
     }
     renewing = true;
   }
+  /* the watch cache is for Deployment mode; a one-shot run lists */
+  o.watch_cache = o.watch_cache && o.interval_ns > 0;
   int failures = 0;
   for (;;) {
     double start = mono_seconds();
@@ -678,7 +745,7 @@ int cmd_run(int argc, char **argv) {
         status = 1;
         break;
       }
-      if (!sleep_ns(1000000000LL << (failures - 1), r.usage)) {
+      if (!sleep_ns(1000000000LL << (failures - 1), r.usage, r.cache)) {
         status = 0;
         break;
       }
@@ -686,7 +753,7 @@ int cmd_run(int argc, char **argv) {
     }
     int64_t wait = o.interval_ns - (int64_t)((mono_seconds() - start) * 1e9);
     if (wait > 0)
-      sleep_ns(wait, r.usage);
+      sleep_ns(wait, r.usage, r.cache);
     if (g_stop) {
       status = 0;
       break;
@@ -700,6 +767,7 @@ out:
   if (elect && lease_client && !g_leader_lost)
     lease_release(&le);
   kube_client_free(lease_client);
+  watch_cache_free(r.cache);
   bg_clear(&r.bg);
   usage_live_free(r.usage);
   policy_free(r.pol);

@@ -1,0 +1,1179 @@
+/* watch.c - the watch cache of Deployment mode; see watch.h.
+ *
+ * client-go's reflector (k8s.io/client-go/tools/cache/reflector.go) is the model: list, then
+ * watch from the list's resourceVersion with allowWatchBookmarks and a timeoutSeconds between
+ * 5 and 10 minutes, open the watch again from the last resourceVersion seen when it ends, list
+ * again on 410 Gone. */
+#include "watch.h"
+
+#include "../decode/decode.h"
+#include "../obs/log.h"
+#include "../obs/metrics.h"
+#include "../util/doc.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+#include "cluster.h"
+#include "pager.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { K_NODE, K_POD, K_NAMESPACE, K_PDB, K_PC, K_PVC, K_VMI, K_VMIM, K_KUBEVIRT, K_COUNT };
+
+static const struct {
+  const char *path, *kind, *plural;
+  bool kubevirt;
+} kinds[K_COUNT] = {
+    {"/api/v1/nodes", "Node", "nodes", false},
+    {"/api/v1/pods", "Pod", "pods", false},
+    {"/api/v1/namespaces", "Namespace", "namespaces", false},
+    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudgets", false},
+    {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "priorityclasses", false},
+    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", "persistentvolumeclaims", false},
+    {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance",
+     "virtualmachineinstances", true},
+    {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration",
+     "virtualmachineinstancemigrations", true},
+    {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", "kubevirts", true},
+};
+
+#define STALL_DEFAULT 150L
+#define BACKOFF_MAX 30.0
+#define TOMBSTONES 4096
+
+/* One object held: its key, the object (pod *, node *, ...; NULL for a KubeVirt CR that does
+ * not decode, whose error text is then the arena's content) and the arena that holds it. */
+typedef struct {
+  const char *ns;   /* interned; "" for cluster-scoped kinds */
+  const char *name; /* inside the object's arena */
+  void *obj;
+  arena *mem;
+  uint64_t rv; /* metadata.resourceVersion as a number; 0 when it is not one */
+} wentry;
+
+/* A deleted object, remembered so that an older event for it is not taken for a new one. */
+typedef struct {
+  char *key; /* "namespace/name" */
+  uint64_t rv;
+} tombstone;
+
+typedef enum { MSG_EVENT, MSG_RELIST, MSG_BROKEN, MSG_CONNECTED } msg_kind;
+
+typedef struct wmsg {
+  struct wmsg *next;
+  int k;
+  msg_kind kind;
+  char type;      /* 'A' ADDED, 'M' MODIFIED, 'D' DELETED */
+  arena *a;       /* the event's tree */
+  doc_node *obj;  /* the event's object */
+  char *text;     /* MSG_RELIST, MSG_BROKEN: why (heap) */
+  const char *reason; /* MSG_RELIST: "expired" | "broken" */
+} wmsg;
+
+typedef struct watch_cache watch_cache;
+
+typedef struct {
+  watch_cache *w;
+  int k;
+  bool active; /* watched at all (KubeVirt's kinds only when served) */
+  /* the objects, sorted by key; cycle thread only */
+  wentry *items;
+  size_t n, cap;
+  tombstone tombs[TOMBSTONES];
+  size_t ntombs, tomb_next;
+  bool listed;       /* a list is current (none yet, or a 410 since: false) */
+  bool ever_listed;
+  const char *relist_reason;
+  bool broken;       /* the last watch request failed */
+  char why[512];     /* why not synced */
+  int list_failures;
+  double list_retry_at;
+  /* shared with the watch thread, under w->mu */
+  char *watch_from;  /* resourceVersion to watch from; NULL: wait for a list */
+  bool restart;      /* watch_from is new: drop the thread's own position */
+  /* the watch thread's */
+  pthread_t thread;
+  bool started;
+  kube_client *client;
+} wres;
+
+struct watch_cache {
+  kube_client *client;
+  watch_options o;
+  model *store;       /* decoding only: strings, model_share's table; vectors empty */
+  arena *shared_mem;  /* model_share's copies */
+  arena *measure;     /* an object's first decoding, to size its arena */
+  const char **event_skip; /* decode_unread_paths under "object." */
+  wres res[K_COUNT];
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  wmsg *head, *tail;
+  volatile int quit;
+  size_t lists, events, ignored, requests, overflows;
+  pthread_mutex_t req_mu; /* requests is counted by every thread */
+};
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void count_request(watch_cache *w) {
+  pthread_mutex_lock(&w->req_mu);
+  w->requests++;
+  pthread_mutex_unlock(&w->req_mu);
+}
+
+/* resourceVersion as a number, 0 when it is not one (it is opaque to clients; etcd's are) */
+static uint64_t rv_number(const char *s) {
+  if (!s || !*s || strlen(s) > 19)
+    return 0;
+  uint64_t v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return 0;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  return v;
+}
+
+/* The API server's order of keys: "namespace/name" compared byte by byte (etcd's keys). */
+static int key_cmp(const char *ans, const char *aname, const char *bns, const char *bname) {
+  if (ans != bns && strcmp(ans, bns) != 0) {
+    size_t i = 0;
+    while (ans[i] && ans[i] == bns[i])
+      i++;
+    unsigned char ca = ans[i] ? (unsigned char)ans[i] : '/';
+    unsigned char cb = bns[i] ? (unsigned char)bns[i] : '/';
+    if (ca != cb)
+      return ca < cb ? -1 : 1;
+    return strcmp(ans, bns);
+  }
+  return strcmp(aname, bname);
+}
+
+static int entry_cmp(const void *a, const void *b) {
+  const wentry *x = a, *y = b;
+  return key_cmp(x->ns, x->name, y->ns, y->name);
+}
+
+/* Position of (ns, name) in items[0..n): *found tells whether it is there. */
+static size_t find(const wentry *items, size_t n, const char *ns, const char *name, bool *found) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = key_cmp(items[mid].ns, items[mid].name, ns, name);
+    if (c == 0) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  *found = false;
+  return lo;
+}
+
+static void entry_free(wentry *e) {
+  arena_free(e->mem);
+  e->mem = NULL;
+  e->obj = NULL;
+}
+
+/* ---------- decoding one object into an arena of its own ---------- */
+
+static void staging_clear(model *s) {
+  s->nodes.n = s->pods.n = s->namespaces.n = s->pdbs.n = s->priority_classes.n = 0;
+  s->pvcs.n = s->vmis.n = s->vmims.n = 0;
+  memset(&s->kubevirt, 0, sizeof s->kubevirt);
+  s->kubevirt.parallel_per_cluster = -1;
+  s->kubevirt.parallel_outbound_per_node = -1;
+  s->skipped = 0;
+}
+
+/* The object decode_object just added to the staging model, its namespace and name. The
+ * KubeVirt CR is a struct in the model: it is copied into `a`. */
+static void *staged(model *s, int k, arena *a, const char **ns, const char **name) {
+  *ns = "";
+  switch (k) {
+  case K_NODE:
+    if (!s->nodes.n)
+      return NULL;
+    *name = s->nodes.items[0]->name;
+    return s->nodes.items[0];
+  case K_POD:
+    if (!s->pods.n)
+      return NULL;
+    *ns = s->pods.items[0]->ns, *name = s->pods.items[0]->name;
+    return s->pods.items[0];
+  case K_NAMESPACE:
+    if (!s->namespaces.n)
+      return NULL;
+    *name = s->namespaces.items[0]->name;
+    return s->namespaces.items[0];
+  case K_PDB:
+    if (!s->pdbs.n)
+      return NULL;
+    *ns = s->pdbs.items[0]->ns, *name = s->pdbs.items[0]->name;
+    return s->pdbs.items[0];
+  case K_PC:
+    if (!s->priority_classes.n)
+      return NULL;
+    *name = s->priority_classes.items[0]->name;
+    return s->priority_classes.items[0];
+  case K_PVC:
+    if (!s->pvcs.n)
+      return NULL;
+    *ns = s->pvcs.items[0]->ns, *name = s->pvcs.items[0]->name;
+    return s->pvcs.items[0];
+  case K_VMI:
+    if (!s->vmis.n)
+      return NULL;
+    *ns = s->vmis.items[0]->ns, *name = s->vmis.items[0]->name;
+    return s->vmis.items[0];
+  case K_VMIM:
+    if (!s->vmims.n)
+      return NULL;
+    *ns = s->vmims.items[0]->ns, *name = s->vmims.items[0]->name;
+    return s->vmims.items[0];
+  case K_KUBEVIRT: {
+    if (!s->kubevirt.present)
+      return NULL;
+    kubevirt_cr *kv = ARENA_NEW(a, kubevirt_cr);
+    *kv = s->kubevirt;
+    *ns = kv->ns, *name = kv->name;
+    return kv;
+  }
+  }
+  return NULL;
+}
+
+/* Decodes obj (of kind k) into e: the first decoding measures, the second fills an arena of
+ * exactly that size. -1 with err when the object does not decode. */
+static int decode_entry(watch_cache *w, int k, const doc_node *obj, wentry *e, dserr *err) {
+  model *s = w->store;
+  const char *ns, *name;
+  arena_reset(w->measure);
+  s->mem = w->measure;
+  staging_clear(s);
+  int rc = decode_object(s, obj, kinds[k].kind, err);
+  void *o = rc == 0 ? staged(s, k, w->measure, &ns, &name) : NULL;
+  staging_clear(s);
+  if (rc < 0)
+    return -1;
+  if (!o)
+    return dserr_set(err, "not a %s", kinds[k].kind);
+  size_t size = arena_footprint(w->measure);
+  arena *a = arena_new_exact(size);
+  s->mem = a;
+  rc = decode_object(s, obj, kinds[k].kind, err);
+  o = rc == 0 ? staged(s, k, a, &ns, &name) : NULL;
+  staging_clear(s);
+  s->mem = w->measure;
+  if (!o) {
+    arena_free(a);
+    return rc < 0 ? -1 : dserr_set(err, "not a %s", kinds[k].kind);
+  }
+  if (arena_footprint(a) != size)
+    w->overflows++; /* the two decodings differed: still right, only less tight */
+  e->ns = ns && *ns ? ns : "";
+  e->name = name;
+  e->obj = o;
+  e->mem = a;
+  return 0;
+}
+
+/* An entry for a KubeVirt CR that does not decode: the cycle must know its limits are unknown
+ * (VMSafety then requests no migration), so it is kept with its error text. */
+static void unreadable_entry(watch_cache *w, const char *ns, const char *name, const char *why,
+                             wentry *e) {
+  size_t nl = strlen(name) + 1, wl = strlen(why) + 1;
+  e->mem = arena_new_exact(nl + wl);
+  char *copy = arena_alloc_uninit(e->mem, nl + wl, 1);
+  memcpy(copy, name, nl);
+  memcpy(copy + nl, why, wl);
+  e->ns = intern(w->store->strings, ns);
+  e->name = copy;
+  e->obj = NULL;
+}
+
+static const char *entry_error(const wentry *e) {
+  return e->obj ? NULL : e->name + strlen(e->name) + 1;
+}
+
+/* ---------- applying events ---------- */
+
+static void tomb_add(wres *r, const char *ns, const char *name, uint64_t rv) {
+  tombstone *t = &r->tombs[r->tomb_next];
+  free(t->key);
+  size_t n = strlen(ns) + strlen(name) + 2;
+  t->key = xmalloc(n);
+  snprintf(t->key, n, "%s/%s", ns, name);
+  t->rv = rv;
+  r->tomb_next = (r->tomb_next + 1) % TOMBSTONES;
+  if (r->ntombs < TOMBSTONES)
+    r->ntombs++;
+}
+
+/* The resourceVersion at which the cache saw (ns, name) deleted, 0 when it did not. */
+static uint64_t tomb_rv(const wres *r, const char *ns, const char *name) {
+  size_t nl = strlen(ns);
+  for (size_t i = 0; i < r->ntombs; i++) {
+    const char *key = r->tombs[i].key;
+    if (key && strncmp(key, ns, nl) == 0 && key[nl] == '/' && strcmp(key + nl + 1, name) == 0)
+      return r->tombs[i].rv;
+  }
+  return 0;
+}
+
+static void tombs_clear(wres *r) {
+  for (size_t i = 0; i < TOMBSTONES; i++) {
+    free(r->tombs[i].key);
+    r->tombs[i].key = NULL;
+  }
+  r->ntombs = r->tomb_next = 0;
+}
+
+static void remove_at(wres *r, size_t i) {
+  entry_free(&r->items[i]);
+  memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof *r->items);
+  r->n--;
+}
+
+static void insert_at(wres *r, size_t i, const wentry *e) {
+  if (r->n == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 64;
+    r->items = xrealloc(r->items, r->cap * sizeof *r->items);
+  }
+  memmove(&r->items[i + 1], &r->items[i], (r->n - i) * sizeof *r->items);
+  r->items[i] = *e;
+  r->n++;
+}
+
+static void ignore_event(watch_cache *w, wres *r, const char *type, const char *ns,
+                         const char *name, const char *why) {
+  w->ignored++;
+  metrics_watch_event(kinds[r->k].kind, "ignored");
+  LOGV(4, NULL, "Ignoring a watch event", LSTR("kind", kinds[r->k].kind), LSTR("type", type),
+       LSTR("object", *ns ? ns : name), LSTR("name", name), LSTR("why", why));
+}
+
+static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj) {
+  const doc_node *md = doc_get(obj, "metadata");
+  const char *ns = doc_str(doc_get(md, "namespace")), *name = doc_str(doc_get(md, "name"));
+  const char *tname = type == 'A' ? "ADDED" : type == 'M' ? "MODIFIED" : "DELETED";
+  if (!name || !*name) {
+    kube_object_skipped(kinds[r->k].kind, "(no name)", "a watch event's object has no metadata.name");
+    return;
+  }
+  ns = ns ? ns : "";
+  uint64_t rv = rv_number(doc_str(doc_get(md, "resourceVersion")));
+  bool found;
+  size_t i = find(r->items, r->n, ns, name, &found);
+  if (type == 'D') {
+    if (!found) {
+      ignore_event(w, r, tname, ns, name, "not in the cache");
+      return;
+    }
+    if (rv && r->items[i].rv && rv < r->items[i].rv) {
+      ignore_event(w, r, tname, ns, name, "older than the cache's object");
+      return;
+    }
+    remove_at(r, i);
+    tomb_add(r, ns, name, rv);
+    w->events++;
+    metrics_watch_event(kinds[r->k].kind, tname);
+    return;
+  }
+  if (found && rv && r->items[i].rv && rv <= r->items[i].rv) {
+    ignore_event(w, r, tname, ns, name,
+                 rv == r->items[i].rv ? "repeated" : "older than the cache's object");
+    return;
+  }
+  if (!found && rv) {
+    uint64_t gone = tomb_rv(r, ns, name);
+    if (gone && rv <= gone) {
+      ignore_event(w, r, tname, ns, name, "older than the object's deletion");
+      return;
+    }
+  }
+  wentry e = {0};
+  dserr err;
+  if (decode_entry(w, r->k, obj, &e, &err) < 0) {
+    char object[600];
+    snprintf(object, sizeof object, "%s%s%s", ns, *ns ? "/" : "", name);
+    kube_object_skipped(kinds[r->k].kind, object, err.msg);
+    if (r->k == K_KUBEVIRT)
+      unreadable_entry(w, ns, name, err.msg, &e);
+    else if (found)
+      remove_at(r, i); /* its older version is not what the cluster holds */
+    if (!e.mem)
+      return;
+  }
+  e.rv = rv;
+  if (found) {
+    entry_free(&r->items[i]);
+    r->items[i] = e;
+  } else {
+    insert_at(r, i, &e);
+  }
+  w->events++;
+  metrics_watch_event(kinds[r->k].kind, tname);
+}
+
+/* ---------- lists ---------- */
+
+typedef struct {
+  watch_cache *w;
+  wres *r;
+  wentry *items; /* the new list */
+  size_t n, cap;
+  char *rv;      /* the list's resourceVersion (heap) */
+  size_t reused;
+} list_ctx;
+
+static int on_list_item(void *ctx, doc_node *item, dserr *err) {
+  (void)err;
+  list_ctx *l = ctx;
+  wres *r = l->r;
+  const doc_node *md = doc_get(item, "metadata");
+  const char *ns = doc_str(doc_get(md, "namespace")), *name = doc_str(doc_get(md, "name"));
+  ns = ns ? ns : "";
+  uint64_t rv = rv_number(doc_str(doc_get(md, "resourceVersion")));
+  wentry e = {0};
+  bool found = false;
+  size_t i = name ? find(r->items, r->n, ns, name, &found) : 0;
+  if (found && rv && r->items[i].rv == rv && r->items[i].mem) {
+    /* unchanged since the cache read it: kept, not decoded again */
+    e = r->items[i];
+    r->items[i].mem = NULL;
+    r->items[i].obj = NULL;
+    l->reused++;
+  } else {
+    dserr derr;
+    if (decode_entry(l->w, r->k, item, &e, &derr) < 0) {
+      char object[600];
+      snprintf(object, sizeof object, "%s%s%s", ns, *ns ? "/" : "", name ? name : "(no name)");
+      kube_object_skipped(kinds[r->k].kind, object, derr.msg);
+      if (r->k != K_KUBEVIRT || !name)
+        return 0;
+      unreadable_entry(l->w, ns, name, derr.msg, &e);
+    }
+    e.rv = rv;
+  }
+  if (l->n == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 256;
+    l->items = xrealloc(l->items, l->cap * sizeof *l->items);
+  }
+  l->items[l->n++] = e;
+  return 0;
+}
+
+static int on_list_page(void *ctx, const char *url, const kube_response *resp, char **token,
+                        size_t *count, dserr *err) {
+  list_ctx *l = ctx;
+  arena *hdr = arena_new(4096);
+  doc_node *header = NULL;
+  size_t before = l->n;
+  count_request(l->w);
+  int rc = doc_stream_memory_skipping(DOC_FMT_JSON, url, resp->body, resp->len,
+                                      decode_unread_paths(), on_list_item, l, hdr, &header, err);
+  if (rc == 0) {
+    const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
+    const char *rv = doc_str(doc_path(header, "metadata", "resourceVersion", NULL));
+    *token = cont && *cont ? xstrdup(cont) : NULL;
+    *count = l->n - before;
+    if (rv && *rv) {
+      free(l->rv);
+      l->rv = xstrdup(rv);
+    }
+  }
+  arena_free(hdr);
+  return rc < 0 ? -1 : 0;
+}
+
+static void *watch_thread(void *arg);
+
+static void start_watch(watch_cache *w, wres *r, const char *rv) {
+  pthread_mutex_lock(&w->mu);
+  free(r->watch_from);
+  r->watch_from = xstrdup(rv);
+  r->restart = true;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  if (!r->started) {
+    if (pthread_create(&r->thread, NULL, watch_thread, r) != 0) {
+      LOGE(NULL, "Cannot start a watch thread; the cache is not synced", strerror(errno),
+           LSTR("kind", kinds[r->k].kind));
+      r->broken = true;
+      snprintf(r->why, sizeof r->why, "%s: the watch thread could not start", kinds[r->k].plural);
+      return;
+    }
+    r->started = true;
+  }
+}
+
+static void list_kind(watch_cache *w, wres *r) {
+  list_ctx l = {w, r, NULL, 0, 0, NULL, 0};
+  kube_pager_stats st;
+  dserr err;
+  const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
+  double t0 = mono();
+  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  if (rc == 0 && !l.rv)
+    rc = dserr_set(&err, "the list carries no metadata.resourceVersion to watch from");
+  if (rc < 0) {
+    for (size_t i = 0; i < l.n; i++) {
+      /* objects reused from the old list go back to it */
+      bool found;
+      size_t j = find(r->items, r->n, l.items[i].ns, l.items[i].name, &found);
+      if (found && !r->items[j].mem)
+        r->items[j] = l.items[i];
+      else
+        entry_free(&l.items[i]);
+    }
+    free(l.items);
+    free(l.rv);
+    r->list_failures++;
+    double wait = 1.0;
+    for (int i = 1; i < r->list_failures && wait < BACKOFF_MAX; i++)
+      wait *= 2;
+    if (wait > BACKOFF_MAX)
+      wait = BACKOFF_MAX;
+    r->list_retry_at = mono() + wait;
+    snprintf(r->why, sizeof r->why, "%s: listing failed: %s", kinds[r->k].plural, err.msg);
+    LOGE(NULL, "Failed to list for the watch cache; it is not synced until a list succeeds",
+         err.msg, LSTR("kind", kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
+    return;
+  }
+  /* the new list replaces the old one; what it did not reuse is gone */
+  for (size_t i = 0; i < r->n; i++)
+    entry_free(&r->items[i]);
+  free(r->items);
+  if (l.n > 1)
+    qsort(l.items, l.n, sizeof *l.items, entry_cmp);
+  /* a list holds a key once; should one come twice, the later copy stays */
+  size_t out = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (out && entry_cmp(&l.items[out - 1], &l.items[i]) == 0)
+      entry_free(&l.items[--out]);
+    l.items[out++] = l.items[i];
+  }
+  r->items = l.items;
+  r->n = out;
+  r->cap = l.cap;
+  tombs_clear(r);
+  r->listed = true;
+  r->ever_listed = true;
+  r->relist_reason = NULL;
+  r->list_failures = 0;
+  w->lists++;
+  metrics_watch_list(kinds[r->k].kind, reason);
+  LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
+       LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
+       LUINT("unchanged", l.reused), LUINT("pages", st.pages), LSTR("resourceVersion", l.rv),
+       LFLOAT("seconds", mono() - t0));
+  start_watch(w, r, l.rv);
+  free(l.rv);
+}
+
+/* ---------- the watch threads ---------- */
+
+typedef struct {
+  watch_cache *w;
+  wres *r;
+  strbuf buf;     /* bytes not yet handed over */
+  size_t scan;    /* how far buf has been scanned */
+  int depth;
+  bool in_str, esc;
+  size_t start;   /* where the current event began */
+  char *rv;       /* the last resourceVersion seen (heap) */
+  bool expired;   /* ERROR 410 */
+  char *failure;  /* why the stream cannot be read further (heap) */
+  size_t events;
+  bool opened;    /* the server answered 200 */
+  bool *broken;   /* the thread's: the kind was reported not synced */
+} stream_ctx;
+
+static void push(watch_cache *w, wmsg *m) {
+  pthread_mutex_lock(&w->mu);
+  m->next = NULL;
+  if (w->tail)
+    w->tail->next = m;
+  else
+    w->head = m;
+  w->tail = m;
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void push_note(watch_cache *w, int k, msg_kind kind, const char *reason, const char *text) {
+  wmsg *m = xcalloc(1, sizeof *m);
+  m->k = k;
+  m->kind = kind;
+  m->reason = reason;
+  m->text = xstrdup(text ? text : "");
+  push(w, m);
+}
+
+static void set_rv(stream_ctx *s, const doc_node *obj) {
+  const char *rv = doc_str(doc_path(obj, "metadata", "resourceVersion", NULL));
+  if (rv && *rv) {
+    free(s->rv);
+    s->rv = xstrdup(rv);
+  }
+}
+
+/* The parsed event, kept: its type and a copy of its object in the message's arena. */
+typedef struct {
+  arena *a;
+  char type[16];
+  doc_node *obj;
+} parsed_event;
+
+static int keep_event(void *ctx, doc_node *root, dserr *err) {
+  (void)err;
+  parsed_event *e = ctx;
+  const char *type = doc_str(doc_get(root, "type"));
+  snprintf(e->type, sizeof e->type, "%s", type ? type : "");
+  const doc_node *obj = doc_get(root, "object");
+  e->obj = obj && obj->type == DOC_MAP ? doc_copy(e->a, obj) : NULL;
+  return 0;
+}
+
+/* One whole event: parse it, hand it over or act on it. -1 stops the stream. */
+static int on_event(stream_ctx *s, const char *data, size_t len) {
+  arena *a = arena_new(16 * 1024);
+  parsed_event ev = {a, "", NULL};
+  dserr err;
+  char name[64];
+  snprintf(name, sizeof name, "watch event of %s", kinds[s->r->k].plural);
+  if (doc_stream_memory_skipping(DOC_FMT_JSON, name, data, len, s->w->event_skip, keep_event, &ev,
+                                 NULL, NULL, &err) < 0) {
+    arena_free(a);
+    s->failure = xstrdup(err.msg);
+    return -1;
+  }
+  const char *type = ev.type;
+  doc_node *obj = ev.obj;
+  if (!*type || !obj) {
+    arena_free(a);
+    s->failure = xstrdup("a watch event without type or object");
+    return -1;
+  }
+  if (!strcmp(type, "BOOKMARK")) {
+    set_rv(s, obj);
+    arena_free(a);
+    return 0;
+  }
+  if (!strcmp(type, "ERROR")) {
+    const doc_node *code = doc_get(obj, "code");
+    const char *msg = doc_str(doc_get(obj, "message"));
+    if (code && code->type == DOC_INT && code->v.i == 410) {
+      s->expired = true;
+      s->failure = xstrdup(msg ? msg : "410 Gone");
+    } else {
+      strbuf sb = {0};
+      sb_printf(&sb, "the watch sent an error: %s (code %lld)", msg ? msg : "no message",
+                code && code->type == DOC_INT ? (long long)code->v.i : 0LL);
+      s->failure = sb_detach(&sb);
+    }
+    arena_free(a);
+    return -1;
+  }
+  char t = !strcmp(type, "ADDED") ? 'A' : !strcmp(type, "MODIFIED") ? 'M' : !strcmp(type, "DELETED") ? 'D' : 0;
+  if (!t) {
+    arena_free(a);
+    s->failure = xstrdup("a watch event of an unknown type");
+    return -1;
+  }
+  set_rv(s, obj);
+  wmsg *m = xcalloc(1, sizeof *m);
+  m->k = s->r->k;
+  m->kind = MSG_EVENT;
+  m->type = t;
+  m->a = a;
+  m->obj = obj;
+  push(s->w, m);
+  s->events++;
+  return 0;
+}
+
+/* libcurl's chunks: split into whole JSON values (a value per event; the API server ends each
+ * with a newline, which is not relied on). */
+static int on_stream(void *ctx, const char *data, size_t len) {
+  stream_ctx *s = ctx;
+  if (!data) {
+    /* the watch is open: a kind reported broken is synced again */
+    s->opened = true;
+    if (*s->broken) {
+      *s->broken = false;
+      push_note(s->w, s->r->k, MSG_CONNECTED, NULL, NULL);
+    }
+    return 0;
+  }
+  sb_appendn(&s->buf, data, len);
+  char *b = s->buf.buf;
+  size_t i = s->scan;
+  for (; i < s->buf.len; i++) {
+    char c = b[i];
+    if (s->in_str) {
+      if (s->esc)
+        s->esc = false;
+      else if (c == '\\')
+        s->esc = true;
+      else if (c == '"')
+        s->in_str = false;
+      continue;
+    }
+    if (c == '"') {
+      s->in_str = true;
+    } else if (c == '{' || c == '[') {
+      if (s->depth++ == 0)
+        s->start = i;
+    } else if (c == '}' || c == ']') {
+      if (--s->depth < 0) {
+        s->failure = xstrdup("malformed watch stream: unbalanced brackets");
+        return -1;
+      }
+      if (s->depth == 0 && on_event(s, b + s->start, i + 1 - s->start) < 0)
+        return -1;
+    } else if (s->depth == 0 && c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+      s->failure = xstrdup("malformed watch stream: text between events");
+      return -1;
+    }
+  }
+  /* drop what has been handed over */
+  size_t keep_from = s->depth > 0 ? s->start : i;
+  if (keep_from > 0) {
+    memmove(b, b + keep_from, s->buf.len - keep_from);
+    s->buf.len -= keep_from;
+    b[s->buf.len] = 0;
+    s->start -= s->depth > 0 ? keep_from : 0;
+    if (s->depth == 0)
+      s->start = 0;
+  }
+  s->scan = s->buf.len;
+  return 0;
+}
+
+static bool sleep_or_quit(watch_cache *w, double seconds) {
+  double until = mono() + seconds;
+  while (!w->quit && mono() < until) {
+    struct timespec ts = {0, 100000000L};
+    nanosleep(&ts, NULL);
+  }
+  return !w->quit;
+}
+
+static void *watch_thread(void *arg) {
+  wres *r = arg;
+  watch_cache *w = r->w;
+  char *rv = NULL;
+  int failures = 0;
+  bool broken = false;
+  unsigned seed = (unsigned)time(NULL) ^ (unsigned)(r->k * 2654435761u);
+  long stall = w->o.stall_seconds > 0 ? w->o.stall_seconds : STALL_DEFAULT;
+  while (!w->quit) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->quit && !r->watch_from)
+      pthread_cond_wait(&w->cv, &w->mu);
+    if (w->quit) {
+      pthread_mutex_unlock(&w->mu);
+      break;
+    }
+    if (r->restart || !rv) {
+      free(rv);
+      rv = xstrdup(r->watch_from);
+      r->restart = false;
+    }
+    pthread_mutex_unlock(&w->mu);
+
+    strbuf path = {0};
+    /* client-go's reflector asks for a random timeout between 5 and 10 minutes */
+    sb_printf(&path, "%s?allowWatchBookmarks=true&resourceVersion=", kinds[r->k].path);
+    kube_path_escape(&path, rv);
+    sb_printf(&path, "&timeoutSeconds=%u&watch=true", 300 + rand_r(&seed) % 300);
+    stream_ctx s = {w, r, {0}, 0, 0, false, false, 0, NULL, false, NULL, 0, false, &broken};
+    kube_response resp;
+    dserr err;
+    count_request(w);
+    int rc = kube_stream(r->client, sb_str(&path), on_stream, &s, stall, &w->quit, &resp, &err);
+    sb_free(&path);
+    if (w->quit) {
+      kube_response_free(&resp);
+      sb_free(&s.buf);
+      free(s.rv);
+      free(s.failure);
+      break;
+    }
+    if (s.rv) {
+      free(rv);
+      rv = s.rv;
+      s.rv = NULL;
+    }
+    bool opened = s.opened;
+    char why[1024] = "";
+    bool relist = false;
+    if (s.expired || (rc == 0 && resp.status == 410)) {
+      relist = true;
+      snprintf(why, sizeof why, "%s", s.failure ? s.failure : "410 Gone");
+      push_note(w, r->k, MSG_RELIST, "expired", why);
+    } else if (s.failure) {
+      relist = true; /* the stream cannot be trusted from here: list again */
+      snprintf(why, sizeof why, "%s", s.failure);
+      push_note(w, r->k, MSG_RELIST, "broken", why);
+    } else if (rc == 0 && resp.status == 200) {
+      /* the server ended the watch (its timeout): open it again from where it was */
+      LOGV(4, NULL, "Watch ended; opening it again", LSTR("kind", kinds[r->k].kind),
+           LSTR("resourceVersion", rv), LUINT("events", s.events));
+    } else {
+      if (rc == 0) {
+        char msg[512], reason[128];
+        kube_status_text(&resp, msg, sizeof msg, reason, sizeof reason);
+        snprintf(why, sizeof why, "HTTP %ld: %s", resp.status, *msg ? msg : "(no message)");
+      } else {
+        snprintf(why, sizeof why, "%s", err.msg);
+      }
+    }
+    kube_response_free(&resp);
+    sb_free(&s.buf);
+    free(s.failure);
+    if (relist) {
+      LOGV(1, NULL, "The watch cannot go on; listing again", LSTR("kind", kinds[r->k].kind),
+           LSTR("why", why));
+      pthread_mutex_lock(&w->mu);
+      free(r->watch_from);
+      r->watch_from = NULL;
+      pthread_mutex_unlock(&w->mu);
+      free(rv);
+      rv = NULL;
+      failures = 0;
+      broken = false;
+      continue;
+    }
+    if (*why) {
+      /* a stream that was open and broke is opened again at once; a request that fails
+       * waits 1 s, doubling to 30 s, and the kind is not synced meanwhile */
+      if (!opened) {
+        if (!broken)
+          push_note(w, r->k, MSG_BROKEN, NULL, why);
+        broken = true;
+      }
+      LOGE(NULL, opened ? "Watch stream broke; opening it again" : "Watch failed; retrying",
+           why, LSTR("kind", kinds[r->k].kind), LSTR("resourceVersion", rv));
+      double wait = 0;
+      if (!opened) {
+        wait = 1;
+        for (int i = 0; i < failures && wait < BACKOFF_MAX; i++)
+          wait *= 2;
+        if (wait > BACKOFF_MAX)
+          wait = BACKOFF_MAX;
+        failures++;
+      } else {
+        failures = 0;
+      }
+      if (wait > 0 && !sleep_or_quit(w, wait))
+        break;
+      continue;
+    }
+    failures = 0;
+  }
+  free(rv);
+  return NULL;
+}
+
+/* ---------- the cycle thread's side ---------- */
+
+watch_cache *watch_cache_new(kube_client *c, const watch_options *o, dserr *err) {
+  watch_cache *w = xcalloc(1, sizeof *w);
+  w->client = c;
+  w->o = *o;
+  if (w->o.page <= 0)
+    w->o.page = 500;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_mutex_init(&w->req_mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  w->store = model_new();
+  w->shared_mem = arena_new(1 << 20);
+  w->store->shared_mem = w->shared_mem;
+  w->store->keep_pod_conditions = o->keep_pod_conditions;
+  w->measure = arena_new(1 << 20);
+  arena_free(w->store->mem);
+  w->store->mem = w->measure; /* decode_entry points it at each object's arena in turn */
+  const char *const *unread = decode_unread_paths();
+  size_t n = 0;
+  while (unread[n])
+    n++;
+  w->event_skip = xcalloc(n + 1, sizeof *w->event_skip);
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(unread[i]) + sizeof "object.";
+    char *p = xmalloc(len);
+    snprintf(p, len, "object.%s", unread[i]);
+    w->event_skip[i] = p;
+  }
+  for (int k = 0; k < K_COUNT; k++) {
+    wres *r = &w->res[k];
+    r->w = w;
+    r->k = k;
+    r->active = !kinds[k].kubevirt || o->kubevirt;
+    if (!r->active)
+      continue;
+    snprintf(r->why, sizeof r->why, "%s: not listed yet", kinds[k].plural);
+    r->client = kube_client_new(o->cfg, o->qps, o->burst, err);
+    if (!r->client) {
+      watch_cache_free(w);
+      return NULL;
+    }
+  }
+  return w;
+}
+
+static void free_msg(wmsg *m) {
+  arena_free(m->a);
+  free(m->text);
+  free(m);
+}
+
+void watch_cache_free(watch_cache *w) {
+  if (!w)
+    return;
+  pthread_mutex_lock(&w->mu);
+  w->quit = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  for (int k = 0; k < K_COUNT; k++) {
+    wres *r = &w->res[k];
+    if (r->started)
+      pthread_join(r->thread, NULL);
+    kube_client_free(r->client);
+    for (size_t i = 0; i < r->n; i++)
+      entry_free(&r->items[i]);
+    free(r->items);
+    tombs_clear(r);
+    free(r->watch_from);
+  }
+  while (w->head) {
+    wmsg *m = w->head;
+    w->head = m->next;
+    free_msg(m);
+  }
+  for (size_t i = 0; w->event_skip && w->event_skip[i]; i++)
+    free((char *)w->event_skip[i]);
+  free(w->event_skip);
+  w->store->mem = NULL;
+  model_free(w->store);
+  arena_free(w->shared_mem);
+  arena_free(w->measure);
+  pthread_mutex_destroy(&w->mu);
+  pthread_mutex_destroy(&w->req_mu);
+  pthread_cond_destroy(&w->cv);
+  free(w);
+}
+
+void watch_cache_pump(watch_cache *w) {
+  pthread_mutex_lock(&w->mu);
+  wmsg *m = w->head;
+  w->head = w->tail = NULL;
+  pthread_mutex_unlock(&w->mu);
+  while (m) {
+    wmsg *next = m->next;
+    wres *r = &w->res[m->k];
+    switch (m->kind) {
+    case MSG_EVENT:
+      if (r->listed) /* else a list is coming that holds this change */
+        apply_event(w, r, m->type, m->obj);
+      break;
+    case MSG_RELIST:
+      r->listed = false;
+      r->relist_reason = m->reason;
+      r->list_retry_at = 0;
+      snprintf(r->why, sizeof r->why, "%s: listing again (%s)", kinds[m->k].plural, m->text);
+      break;
+    case MSG_BROKEN:
+      r->broken = true;
+      snprintf(r->why, sizeof r->why, "%s: watch failed: %s", kinds[m->k].plural, m->text);
+      break;
+    case MSG_CONNECTED:
+      if (r->broken)
+        LOGV(1, NULL, "Watch open again; the kind is synced", LSTR("kind", kinds[m->k].kind));
+      r->broken = false;
+      break;
+    }
+    free_msg(m);
+    m = next;
+  }
+  double now = mono();
+  for (int k = 0; k < K_COUNT; k++) {
+    wres *r = &w->res[k];
+    if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
+      list_kind(w, r);
+  }
+}
+
+bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {
+  strbuf sb = {0};
+  for (int k = 0; k < K_COUNT; k++) {
+    const wres *r = &w->res[k];
+    if (r->active && (!r->listed || r->broken))
+      sb_printf(&sb, "%s%s", sb.len ? "; " : "", r->why);
+  }
+  bool ok = sb.len == 0;
+  snprintf(why, cap, "%s", ok ? "" : sb_str(&sb));
+  sb_free(&sb);
+  return ok;
+}
+
+/* copies the objects of one kind into a view's vector */
+#define VIEW_FILL(vec, type, k)                                                                    \
+  do {                                                                                             \
+    const wres *r_ = &w->res[k];                                                                   \
+    v->vec.items = xmalloc((r_->n ? r_->n : 1) * sizeof(type *));                                  \
+    v->vec.cap = r_->n ? r_->n : 1;                                                                \
+    v->vec.n = 0;                                                                                  \
+    for (size_t i_ = 0; i_ < r_->n; i_++)                                                          \
+      if (r_->items[i_].obj)                                                                       \
+        v->vec.items[v->vec.n++] = r_->items[i_].obj;                                              \
+  } while (0)
+
+model *watch_cache_view(watch_cache *w, dserr *err) {
+  model *v = model_new_view(w->store->strings);
+  v->keep_pod_conditions = w->o.keep_pod_conditions;
+  VIEW_FILL(nodes, node, K_NODE);
+  VIEW_FILL(pods, pod, K_POD);
+  VIEW_FILL(namespaces, namespace_obj, K_NAMESPACE);
+  VIEW_FILL(pdbs, pdb_obj, K_PDB);
+  VIEW_FILL(priority_classes, priority_class_obj, K_PC);
+  VIEW_FILL(pvcs, pvc_obj, K_PVC);
+  VIEW_FILL(vmis, vmi_obj, K_VMI);
+  VIEW_FILL(vmims, vmim_obj, K_VMIM);
+  /* as a list read into one model: the last KubeVirt CR that decodes, and the error of one
+   * that does not */
+  const wres *kv = &w->res[K_KUBEVIRT];
+  for (size_t i = 0; i < kv->n; i++) {
+    if (kv->items[i].obj)
+      v->kubevirt = *(kubevirt_cr *)kv->items[i].obj;
+    else
+      v->kubevirt_unreadable = entry_error(&kv->items[i]);
+  }
+  v->vmis_complete = w->o.kubevirt;
+  /* what the last cycle left on the objects */
+  for (size_t i = 0; i < v->pods.n; i++) {
+    pod *p = v->pods.items[i];
+    p->evicted = p->leaving = false;
+    p->metrics = NULL;
+    p->node = NULL;
+  }
+  for (size_t i = 0; i < v->nodes.n; i++) {
+    node *n = v->nodes.items[i];
+    n->actual = NULL;
+    n->pods = NULL;
+    n->npods = 0;
+  }
+  if (model_finish(v, err) < 0) {
+    watch_cache_release_view(w, v);
+    return NULL;
+  }
+  return v;
+}
+
+void watch_cache_release_view(watch_cache *w, model *view) {
+  (void)w;
+  if (!view)
+    return;
+  /* node pod lists live in the view's arena */
+  for (size_t i = 0; i < view->nodes.n; i++) {
+    view->nodes.items[i]->pods = NULL;
+    view->nodes.items[i]->npods = 0;
+    view->nodes.items[i]->actual = NULL;
+  }
+  for (size_t i = 0; i < view->pods.n; i++)
+    view->pods.items[i]->metrics = NULL;
+  model_free(view);
+}
+
+void watch_cache_stats(watch_cache *w, watch_stats *st) {
+  memset(st, 0, sizeof *st);
+  st->lists = w->lists;
+  st->events = w->events;
+  st->ignored = w->ignored;
+  pthread_mutex_lock(&w->req_mu);
+  st->requests = w->requests;
+  pthread_mutex_unlock(&w->req_mu);
+  /* what objects share, then each object with its arena's header and the heap's */
+  st->bytes = arena_used(w->shared_mem) + intern_bytes(w->store->strings);
+  for (int k = 0; k < K_COUNT; k++) {
+    const wres *r = &w->res[k];
+    st->objects += r->n;
+    st->bytes += r->cap * sizeof *r->items;
+    for (size_t i = 0; i < r->n; i++)
+      st->bytes += arena_footprint(r->items[i].mem) + ARENA_EXACT_OVERHEAD;
+  }
+}
+
+/* ---------- checking a pod again before its eviction ---------- */
+
+static sink_result recheck_evict(eviction_sink *self, const pod *p, const eviction_request *req,
+                                 char *msg, size_t cap) {
+  recheck_sink *s = (recheck_sink *)self;
+  strbuf path = {0};
+  sb_append(&path, "/api/v1/namespaces/");
+  kube_path_escape(&path, p->ns);
+  sb_append(&path, "/pods/");
+  kube_path_escape(&path, p->name);
+  arena *a = arena_new(16 * 1024);
+  doc_node *root;
+  long status;
+  dserr err;
+  sink_result res = SINK_ERROR;
+  int rc = kube_get_doc(s->client, sb_str(&path), a, &root, &status, &err);
+  const char *uid = rc == 0 ? doc_str(doc_path(root, "metadata", "uid", NULL)) : NULL;
+  const char *node = rc == 0 ? doc_str(doc_path(root, "spec", "nodeName", NULL)) : NULL;
+  bool deleting = rc == 0 && doc_path(root, "metadata", "deletionTimestamp", NULL) &&
+                  doc_path(root, "metadata", "deletionTimestamp", NULL)->type != DOC_NULL;
+  if (rc < 0 && status == 404) {
+    snprintf(msg, cap, "not sent: the pod no longer exists (the watch cache had not seen it go)");
+    res = SINK_NOT_FOUND;
+  } else if (rc < 0) {
+    snprintf(msg, cap, "not sent: the pod could not be read again before its eviction: %s",
+             err.msg);
+  } else if (!uid || strcmp(uid, p->uid) != 0) {
+    snprintf(msg, cap, "not sent: the pod was replaced by another of the same name (uid %s, "
+                       "the cycle decided on %s)",
+             uid ? uid : "none", p->uid);
+  } else if (strcmp(node ? node : "", p->node_name) != 0) {
+    snprintf(msg, cap, "not sent: the pod is on node \"%s\" now, the cycle decided on \"%s\"",
+             node ? node : "", p->node_name);
+  } else if (deleting && !p->deleting) {
+    snprintf(msg, cap, "not sent: the pod is being deleted since the cycle read it");
+  } else {
+    res = s->inner->evict(s->inner, p, req, msg, cap);
+    s->refused--;
+  }
+  s->refused++;
+  arena_free(a);
+  sb_free(&path);
+  return res;
+}
+
+static void recheck_event(eviction_sink *self, const pod *p, const char *type, const char *reason,
+                          const char *note) {
+  recheck_sink *s = (recheck_sink *)self;
+  if (s->inner->event)
+    s->inner->event(s->inner, p, type, reason, note);
+}
+
+void recheck_sink_init(recheck_sink *s, eviction_sink *inner, kube_client *client) {
+  memset(s, 0, sizeof *s);
+  s->base.evict = recheck_evict;
+  s->base.event = inner->event ? recheck_event : NULL;
+  s->base.dry_run = inner->dry_run;
+  s->inner = inner;
+  s->client = client;
+}

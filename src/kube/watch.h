@@ -1,0 +1,103 @@
+/* watch.h - the watch cache of Deployment mode: list once, then watch.
+ *
+ * What client-go's informers do for upstream: every kind a cycle reads (nodes, pods,
+ * namespaces, PDBs, priority classes, PVCs and, with KubeVirt, VMIs, migrations and the
+ * KubeVirt CR) is listed once, in pages, and then watched from the list's resourceVersion with
+ * bookmarks; the events keep the cache current, so a cycle after the first costs the API
+ * server nothing. The one-shot (CronJob) path does not use it: it lists (kube/cluster.h).
+ *
+ * Threads. One thread per kind holds its watch open with a client of its own and parses the
+ * events (JSON, without the parts no decoder reads); the events wait in a queue. The cycle's
+ * thread applies them (watch_cache_pump) and makes the lists, so the cache never changes
+ * while a cycle reads it.
+ *
+ * Objects. Each object is decoded into an arena of its own, sized exactly (a first decoding
+ * measures it), so an object replaced or deleted is freed: the cache's memory follows the
+ * cluster, not the number of events. What objects share (interned strings, model_share's
+ * arrays) stays for the cache's life. Objects are kept in the API server's list order (by
+ * namespace/name, as etcd's keys), so a cycle on the cache decides exactly as a cycle on a
+ * fresh list would.
+ *
+ * Events. An event older than the object the cache holds (by resourceVersion, when both are
+ * numbers) and a repeated one are ignored, as is an ADDED or MODIFIED for an object the cache
+ * saw deleted later. A DELETED for an object the cache does not hold is ignored. An object
+ * that does not decode is left out (kube_object_skipped), and its older version with it.
+ *
+ * Failures. A watch that ends is opened again from the last resourceVersion seen. 410 Gone
+ * (an ERROR event or the answer to the watch), or a stream that cannot be read (malformed
+ * JSON), makes that kind listed again, with backoff when the list fails (1 s doubling to
+ * 30 s). A watch request that fails (refused, 5xx, 403) is retried with the same backoff and
+ * the kind counts as not synced until a watch is open again. A stream quiet for longer than
+ * stall_seconds is dropped and opened again. Each of these is one log line. A cycle runs on
+ * the cache only when every kind is synced (watch_cache_synced); otherwise it evicts nothing.
+ */
+#ifndef DS_KUBE_WATCH_H
+#define DS_KUBE_WATCH_H
+
+#include "../framework/framework.h"
+#include "../model/model.h"
+#include "client.h"
+#include "config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct watch_cache watch_cache;
+
+typedef struct {
+  const kube_config *cfg; /* for the watch threads' own clients */
+  double qps;
+  int burst;
+  bool kubevirt;            /* KubeVirt's kinds are served: watch them too */
+  int page;                 /* LIST page size */
+  bool keep_pod_conditions; /* decode pods' conditions (a plugin reads them) */
+  long stall_seconds;       /* a watch silent this long is opened again (0: 150) */
+} watch_options;
+
+/* c is the cycle thread's client (lists); borrowed. NULL with err when a watch client cannot
+ * be made. Nothing is read until the first watch_cache_pump. */
+watch_cache *watch_cache_new(kube_client *c, const watch_options *o, dserr *err);
+/* Stops the watches (within about a second) and frees everything. */
+void watch_cache_free(watch_cache *w);
+
+/* Applies the events waiting, then lists every kind that needs it (at start, after a 410)
+ * and whose backoff has passed. Call it often between cycles and once before each. */
+void watch_cache_pump(watch_cache *w);
+
+/* true when every kind has been listed and its watch is open (or being opened again after a
+ * normal end). Otherwise false, and why names the kinds that are not ("pods: listing failed:
+ * ..."). */
+bool watch_cache_synced(watch_cache *w, char *why, size_t cap);
+
+/* The model one cycle runs on: the cache's objects (not copies) in list order, with
+ * model_finish done and the per-cycle fields (node pods, evicted marks, usage links) fresh.
+ * Per-cycle data (usage, OpenShift objects) may be added to it; it goes with the view.
+ * Release it before the next pump. */
+model *watch_cache_view(watch_cache *w, dserr *err);
+void watch_cache_release_view(watch_cache *w, model *view);
+
+typedef struct {
+  size_t lists;       /* full lists made, first ones included */
+  size_t events;      /* events applied */
+  size_t ignored;     /* events ignored (repeated, older than the cache) */
+  size_t objects;     /* objects held */
+  size_t bytes;       /* the objects' memory, what they share, the indexes */
+  size_t requests;    /* LIST pages and watch requests sent */
+} watch_stats;
+void watch_cache_stats(watch_cache *w, watch_stats *st);
+
+/* ---------- checking again before an eviction ----------
+ * A cycle on the cache decides from what the watches said, which may be a moment old. This
+ * sink wraps the live one: before each request it GETs the pod and sends nothing when the
+ * pod is gone (SINK_NOT_FOUND), was replaced by another of the same name (its UID differs),
+ * moved to another node or is being deleted (SINK_ERROR with the reason). */
+typedef struct {
+  eviction_sink base;
+  eviction_sink *inner; /* borrowed */
+  kube_client *client;  /* borrowed */
+  size_t refused;       /* requests not sent because the pod had changed */
+} recheck_sink;
+
+void recheck_sink_init(recheck_sink *s, eviction_sink *inner, kube_client *client);
+
+#endif
