@@ -568,6 +568,7 @@ class Handler(BaseHTTPRequestHandler):
         """One request; every one outside /_sim/ is recorded in the journal when done."""
         self.status_sent = self.status_message = self.list_continue = self.outcome = None
         self.fault_text = None
+        self.watch_fault = None
         t0 = time.time()
         url = urlsplit(self.path)
         path = unquote(url.path) or "/"
@@ -622,6 +623,8 @@ class Handler(BaseHTTPRequestHandler):
             fault = sim.faults.match(method, verb, path, url.query)
             if fault is not None:
                 self.fault_text = fault.describe()
+                if fault.on_watch():
+                    self.watch_fault = fault
                 if fault.latency:
                     time.sleep(fault.latency)
                 if fault.reset and fault.truncate is None:
@@ -874,8 +877,43 @@ class Handler(BaseHTTPRequestHandler):
             emit("ERROR", dumps(status_object(410, "Expired", w.too_old)))
             self._out(b"0\r\n\r\n")
             return
-        for typ, e in w.initial:
-            emit_entry(typ, e)
+        wf = self.watch_fault
+        sent = [0]
+
+        def deliver(events):
+            """Sends a batch of events as the watch fault (if any) says; False ends the stream."""
+            if wf is not None and wf.watch_drop:
+                return True
+            events = list(events)
+            if wf is not None and wf.watch_reorder:
+                for i in range(0, len(events) - 1, 2):
+                    events[i], events[i + 1] = events[i + 1], events[i]
+            for typ, e in events:
+                emit_entry(typ, e)
+                if wf is not None and wf.watch_duplicate:
+                    emit_entry(typ, e)
+                sent[0] += 1
+                if wf is not None and wf.watch_expire is not None and sent[0] >= wf.watch_expire:
+                    emit("ERROR", dumps(status_object(410, "Expired", "apisim injected fault: the watch expired")))
+                    self._out(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    return False
+                if wf is not None and wf.watch_cut is not None and sent[0] >= wf.watch_cut:
+                    self.outcome = "reset"
+                    self.reset_connection()
+                    return False
+            return True
+
+        if wf is not None and wf.watch_expire == 0:
+            deliver([])
+            emit("ERROR", dumps(status_object(410, "Expired", "apisim injected fault: the watch expired")))
+            self._out(b"0\r\n\r\n")
+            return
+        if wf is not None and wf.watch_cut == 0:
+            self.outcome = "reset"
+            return self.reset_connection()
+        if not deliver(w.initial):
+            return
         if send_initial and bookmarks:
             bookmark(w.last, True)
         deadline = time.monotonic() + timeout
@@ -891,8 +929,8 @@ class Handler(BaseHTTPRequestHandler):
                 break
             if batch is None:
                 break
-            for typ, e in batch:
-                emit_entry(typ, e)
+            if not deliver(batch):
+                return
             if bookmarks and time.monotonic() - last_bm >= sim.args.bookmark_seconds:
                 bookmark(w.last)
                 last_bm = time.monotonic()

@@ -11,6 +11,14 @@ searched in the path and one searched in the raw query string (`query`, e.g.
             close (Content-Length still announces the full body); with
             `reset` as well, the connection is reset after those bytes
             (a reset in the middle of a response)
+On a watch (verb "watch") that is answered, these act on the stream instead:
+  watchDrop       events are not sent at all (the client's cache goes stale)
+  watchDuplicate  every event is sent twice
+  watchReorder    the events of one batch are sent pairwise swapped (a newer
+                  before an older one)
+  watchExpire N   after N events an ERROR event with a 410 Status ends the stream
+                  (as when the watch falls out of etcd's history)
+  watchCut N      after N events the connection is reset mid-stream
 `count` limits a rule to the next N matching requests (then it is removed);
 `fraction` applies it to that share of matching requests (seeded, so runs
 repeat).  Rules are tried in the order they were added; the first one that
@@ -26,8 +34,9 @@ import threading
 _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
             409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
             503: "ServiceUnavailable", 504: "Timeout"}
+_WATCH_KEYS = {"watchDrop", "watchDuplicate", "watchReorder", "watchExpire", "watchCut"}
 _KEYS = {"method", "verb", "path", "query", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
-         "count", "fraction", "seed"}
+         "count", "fraction", "seed"} | _WATCH_KEYS
 
 
 class Fault:
@@ -42,6 +51,16 @@ class Fault:
         self.retry_after = rule.get("retryAfter")
         self.reset = bool(rule.get("reset"))
         self.truncate = rule.get("truncate")
+        self.watch_drop = bool(rule.get("watchDrop"))
+        self.watch_duplicate = bool(rule.get("watchDuplicate"))
+        self.watch_reorder = bool(rule.get("watchReorder"))
+        self.watch_expire = rule.get("watchExpire")
+        self.watch_cut = rule.get("watchCut")
+
+    def on_watch(self):
+        """True when the rule changes a watch stream rather than the request."""
+        return (self.watch_drop or self.watch_duplicate or self.watch_reorder or self.watch_expire is not None
+                or self.watch_cut is not None)
 
     def describe(self):
         """A short text for the request journal: what was done to the request."""
@@ -54,6 +73,13 @@ class Fault:
             parts.append("truncate=%d" % int(self.truncate))
         if self.reset:
             parts.append("reset")
+        for key, value in (("watchDrop", self.watch_drop), ("watchDuplicate", self.watch_duplicate),
+                           ("watchReorder", self.watch_reorder), ("watchExpire", self.watch_expire),
+                           ("watchCut", self.watch_cut)):
+            if value is True:
+                parts.append(key)
+            elif value not in (None, False):
+                parts.append("%s=%d" % (key, int(value)))
         return ",".join(parts)
 
 
@@ -71,8 +97,12 @@ class Faults:
         unknown = set(rule) - _KEYS - {"id"}
         if unknown:
             raise ValueError("unknown fault rule keys: %s" % ", ".join(sorted(unknown)))
-        if not any(rule.get(k) for k in ("latency", "status", "reset", "truncate")):
-            raise ValueError("a fault rule needs one of latency, status, reset, truncate")
+        if not any(rule.get(k) not in (None, False, 0) for k in ("latency", "status", "reset", "truncate")) and \
+                not any(rule.get(k) is not None and rule.get(k) is not False for k in _WATCH_KEYS):
+            raise ValueError("a fault rule needs one of latency, status, reset, truncate, " + ", ".join(sorted(_WATCH_KEYS)))
+        for key in ("watchExpire", "watchCut"):
+            if rule.get(key) is not None and (not isinstance(rule[key], int) or rule[key] < 0):
+                raise ValueError("%s must be a number of events (0 or more)" % key)
         if rule.get("status") is not None and not (isinstance(rule["status"], int) and 100 <= rule["status"] <= 599):
             raise ValueError("status must be an HTTP code")
         for key in ("path", "query"):
