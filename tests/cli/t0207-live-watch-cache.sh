@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Deployment mode on the watch cache (src/kube/watch.h).
+#  1. Every kind is listed once; the cycles after the first send no LIST; changes made with
+#     kubectl (a pod deleted, one created, a node tainted and relabelled, a pod annotated) and
+#     a burst of pod churn reach the cache, and a cycle on it decides exactly what a one-shot
+#     run on a fresh list decides (dry runs, every pod's decision compared).
+#  2. (simulator) Watch faults: a 410 ERROR event (the kind is listed again), a stream cut
+#     (opened again from its resourceVersion, no list), repeated and reordered events (ignored
+#     as older than the cache), a watch answered 503 (the cache is not synced and the cycles
+#     evict nothing until it is open again). Each time the decisions still equal a fresh list's.
+#  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
+#     the check before the request sees the new UID; another pod of the same node is evicted.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/livelib.sh"
+POLICY=$ROOT/tests/data/live/watch-policy.yaml
+CLUSTER=$TMP/cluster.json
+python3 "$ROOT/bench/gen_cluster.py" --nodes 30 --pods 600 --vms 60 --out "$CLUSTER" || fail "gen_cluster"
+
+LOOP=
+start_loop() { # LOG-PREFIX [extra flags...]: a dry-run loop with a decision record per cycle
+  local name=$1; shift
+  : >"$TMP/$name.jsonl"
+  "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$POLICY" \
+    --descheduling-interval 1s --dry-run --decision-examples 100000 \
+    --decisions-file "$TMP/$name.jsonl" "$@" >"$TMP/out" 2>"$TMP/err" &
+  LOOP=$!
+}
+stop_loop() {
+  kill -TERM "$LOOP" 2>/dev/null
+  wait "$LOOP"
+  local rc=$?
+  checks=$((checks + 1)); [ "$rc" -eq 0 ] || fail "the loop exited with $rc"
+  LOOP=
+}
+cycles() { grep -c '"Cycle timings"' "$TMP/err"; }
+wait_cycles() { # N: until N more cycles have run (at most 60 s)
+  local want=$(($(cycles) + $1)) i
+  for i in $(seq 1 600); do
+    [ "$(cycles)" -ge "$want" ] && return 0
+    kill -0 "$LOOP" 2>/dev/null || fail "the loop exited"
+    sleep 0.1
+  done
+  fail "fewer than $want cycles after 60 s"
+}
+# same_as_fresh_list NAME: the last cycle of the loop and a one-shot run on a fresh list made
+# the same decision for every pod and node
+same_as_fresh_list() {
+  "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$POLICY" \
+    --dry-run --decision-examples 100000 --decisions-file "$TMP/$1.once.jsonl" \
+    >"$TMP/once.out" 2>"$TMP/once.err" || { cat "$TMP/once.err" >&2; fail "one-shot run failed"; }
+  checks=$((checks + 1))
+  python3 - "$TMP/$1.jsonl" "$TMP/$1.once.jsonl" <<'EOF' || fail "$1: the cycle on the watch cache decided otherwise than a fresh list"
+import json, sys
+loop = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+once = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+a, b = loop[-1]["decisions"], once[-1]["decisions"]
+if a != b:
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            print("differs at %s:\n  cache: %s\n  list:  %s" % (key, json.dumps(a.get(key))[:600],
+                                                              json.dumps(b.get(key))[:600]))
+    sys.exit(1)
+pods = sum(r["count"] for r in a["reasons"]) if "reasons" in a else None
+print("decisions equal (%s pods)" % pods)
+EOF
+}
+requests() { # list|watch PATH: how many lists (first pages) or watches of PATH the simulator served
+  if [ "$1" = watch ]; then # counted when they start (the journal has them when they end)
+    sim_ctl GET /_sim/requests | python3 -c "import json,sys; print(json.load(sys.stdin)['byVerbAndPath'].get('watch $2', 0))"
+    return
+  fi
+  sim_ctl GET /_sim/journal | python3 -c '
+import json, sys
+verb, path = sys.argv[1], sys.argv[2]
+n = 0
+for e in json.load(sys.stdin)["items"]:
+    if e["method"] != "GET" or e["path"] != path:
+        continue
+    q = e["query"]
+    watch = "watch=true" in q or "watch=1" in q
+    if (verb == "watch" and watch) or (verb == "list" and not watch and "continue=" not in q):
+        n += 1
+print(n)' "$1" "$2"
+}
+KINDS="/api/v1/nodes /api/v1/pods /api/v1/namespaces /apis/policy/v1/poddisruptionbudgets
+  /apis/scheduling.k8s.io/v1/priorityclasses /api/v1/persistentvolumeclaims
+  /apis/kubevirt.io/v1/virtualmachineinstances /apis/kubevirt.io/v1/virtualmachineinstancemigrations
+  /apis/kubevirt.io/v1/kubevirts"
+list_counts() { for p in $KINDS; do echo "$p $(requests list "$p")"; done; }
+expect_requests() { # VERB PATH OP N
+  checks=$((checks + 1))
+  local n; n=$(requests "$1" "$2")
+  [ "$n" "$3" "$4" ] || fail "$1 $2: $n requests, expected $3 $4"
+}
+
+# ---------- 1. one list, then watches; changes reach the cache ----------
+sim_start "$CLUSTER"
+start_loop basic --v 3
+wait_cycles 3
+if live_backend_is apisim; then
+  # the loop alone so far: one list of each kind
+  list_counts >"$TMP/lists.start"
+  checks=$((checks + 1))
+  [ "$(awk '$2 != 1' "$TMP/lists.start")" = "" ] || fail "not one list per kind: $(cat "$TMP/lists.start")"
+fi
+kc get pods -A -o json >"$TMP/pods.json"
+victim=$(json_eval "$TMP/pods.json" '[p["metadata"]["namespace"]+"/"+p["metadata"]["name"] for p in d["items"] if p["metadata"]["name"].startswith("app-")][3]')
+other=$(json_eval "$TMP/pods.json" '[p["metadata"]["namespace"]+"/"+p["metadata"]["name"] for p in d["items"] if p["metadata"]["name"].startswith("app-")][7]')
+node=$(json_eval "$TMP/pods.json" '[p["spec"]["nodeName"] for p in d["items"] if p["metadata"]["name"].startswith("app-")][7]')
+kc delete pod -n "${victim%/*}" "${victim#*/}" --wait=false >/dev/null || fail "kubectl delete"
+kc annotate pod -n "${other%/*}" "${other#*/}" descheduler.alpha.kubernetes.io/prefer-no-eviction=true >/dev/null || fail "kubectl annotate"
+kc taint node "$node" watch-test=1:NoSchedule >/dev/null || fail "kubectl taint"
+kc label node "$(json_eval "$TMP/pods.json" 'd["items"][0]["spec"]["nodeName"]')" kubevirt.io/schedulable=false --overwrite >/dev/null || fail "kubectl label"
+cat >"$TMP/newpod.json" <<EOF
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"watch-test-new","namespace":"default",
+ "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"watch-test","uid":"6f1c0a1e-0000-4000-8000-000000000001","controller":true}]},
+ "spec":{"nodeName":"$node","containers":[{"name":"c","image":"registry.example/app:1","resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}}
+EOF
+kc create -f "$TMP/newpod.json" >/dev/null || fail "kubectl create"
+if live_backend_is apisim; then
+  sim_ctl POST /_sim/churn '{"count": 60, "seed": 7}' >/dev/null || fail "churn"
+fi
+live_backend_is apisim && list_counts >"$TMP/lists.changed"
+wait_cycles 3
+if live_backend_is apisim; then
+  # the cycles after the changes sent no LIST: the watches carried them
+  list_counts >"$TMP/lists.after"
+  checks=$((checks + 1))
+  cmp -s "$TMP/lists.changed" "$TMP/lists.after" || fail "the loop listed again: $(diff "$TMP/lists.changed" "$TMP/lists.after")"
+  for p in $KINDS; do expect_requests watch "$p" -ge 1; done
+fi
+same_as_fresh_list basic
+stop_loop
+checks=$((checks + 1))
+[ "$(grep -c '"Listed for the watch cache"' "$TMP/err")" -eq 9 ] || fail "expected 9 lists (one per kind)"
+checks=$((checks + 1))
+python3 - "$TMP/basic.jsonl" "$victim" <<'EOF' || fail "the last cycle did not see the deleted pod gone and the new one there"
+import json, sys
+last = [l for l in open(sys.argv[1]) if l.strip()][-1]
+assert '"default/watch-test-new"' in last, "the new pod is missing"
+assert '"%s"' % sys.argv[2] not in last, "the deleted pod is still there"
+EOF
+
+if ! live_backend_is apisim; then
+  echo "t0207: $checks checks (the fault parts need the simulator)"
+  exit 0
+fi
+
+# ---------- 2. watch faults ----------
+fault_case() { # NAME RULES-JSON [extra loop flags]: a fresh simulator whose pod watches misbehave
+  local name=$1 rules=$2; shift 2
+  for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  SIM_PIDS=()
+  echo "$rules" >"$TMP/$name.faults.json"
+  sim_start "$CLUSTER" --faults "$TMP/$name.faults.json"
+  start_loop "$name" "$@"
+  wait_cycles 2
+  sim_ctl POST /_sim/churn '{"count": 40, "seed": 11}' >/dev/null || fail "churn"
+  sleep 0.5
+  sim_ctl POST /_sim/churn '{"count": 40, "seed": 12}' >/dev/null || fail "churn"
+  wait_cycles 3
+}
+
+# 410 Gone as an ERROR event: the pods are listed again, the rest is untouched
+fault_case expire '[{"verb":"watch","path":"^/api/v1/pods$","watchExpire":1,"count":1}]' --v 3
+same_as_fresh_list expire
+stop_loop
+expect_err '"The watch cannot go on; listing again" kind="Pod" why="apisim injected fault: the watch expired"'
+expect_err '"Listed for the watch cache" kind="Pod" reason="expired"'
+expect_requests list /api/v1/pods -eq 3
+expect_requests list /api/v1/nodes -eq 2
+
+# a stream reset after one event: opened again from its resourceVersion, no list
+fault_case cut '[{"verb":"watch","path":"^/api/v1/pods$","watchCut":1,"count":1}]' --v 3
+same_as_fresh_list cut
+stop_loop
+expect_err '"Watch stream broke; opening it again"'
+expect_err 'kind="Pod"'
+expect_requests list /api/v1/pods -eq 2
+expect_requests watch /api/v1/pods -ge 2
+
+# every event twice, pairs swapped: the repeats and the older ones are ignored
+fault_case dup '[{"verb":"watch","path":"^/api/v1/pods$","watchDuplicate":true,"watchReorder":true,"count":1}]' --v 4
+# one pod changed twice in one go: its two events come in one batch, swapped
+kc get pods -A -o json >"$TMP/pods.json"
+python3 - "$TMP/pods.json" >"$TMP/twice.json" <<'EOF'
+import copy, json, sys
+pod = [p for p in json.load(open(sys.argv[1]))["items"] if p["metadata"]["name"].startswith("app-")][5]
+items = []
+for n in ("1", "2"):
+    p = copy.deepcopy(pod)
+    p["metadata"].setdefault("annotations", {})["watch-test/change"] = n
+    items.append(p)
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+EOF
+curl -sf -X POST --data-binary @"$TMP/twice.json" "$SIM_CTL/_sim/load" >/dev/null || fail "load"
+wait_cycles 2
+same_as_fresh_list dup
+stop_loop
+checks=$((checks + 1))
+grep -q '"Ignoring a watch event" kind="Pod" type="[A-Z]*" object="[^"]*" name="[^"]*" why="repeated"' "$TMP/err" || fail "no repeated event ignored"
+checks=$((checks + 1))
+grep -q '"Ignoring a watch event" kind="Pod" .* why="older than the cache.s object"' "$TMP/err" || fail "no older event ignored"
+expect_err_count 1 '"Listed for the watch cache" kind="Pod"'
+
+# the pods' watch cut, then refused three times: not synced, nothing evicted, then synced again
+fault_case refused '[{"verb":"watch","path":"^/api/v1/pods$","watchCut":1,"count":1},{"verb":"watch","path":"^/api/v1/pods$","status":503,"count":3}]' --v 3
+wait_cycles 2
+same_as_fresh_list refused
+stop_loop
+expect_err '"Watch failed; retrying" err="HTTP 503: apisim injected fault: HTTP 503" kind="Pod"'
+expect_err '"Failed to read the cluster state; nothing is evicted this cycle" err="the watch cache is not synced: pods: watch failed: HTTP 503: apisim injected fault: HTTP 503"'
+expect_err '"Watch open again; the kind is synced" kind="Pod"'
+checks=$((checks + 1))
+python3 - "$TMP/err" <<'EOF' || fail "cycles did not resume after the watch was open again"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+synced = max(i for i, l in enumerate(lines) if '"Watch open again' in l)
+unsynced = [i for i, l in enumerate(lines) if "the watch cache is not synced" in l]
+assert unsynced and max(unsynced) < synced, "a cycle was refused after the watch was open again"
+assert any('"Cycle timings"' in l for l in lines[synced:]), "no cycle after the watch was open again"
+EOF
+
+# ---------- 3. a pod replaced behind the cache's back is not evicted ----------
+for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+SIM_PIDS=()
+cat >"$TMP/small.json" <<'EOF'
+{"apiVersion":"v1","kind":"List","items":[
+ {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True"}]}},
+ {"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True"}]}},
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"default","uid":"11111111-1111-4111-8111-111111111111","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}},
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2","namespace":"default","uid":"22222222-2222-4222-8222-222222222222","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}
+]}
+EOF
+cat >"$TMP/taints.yaml" <<'EOF'
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: taints
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: RemovePodsViolatingNodeTaints
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+EOF
+echo '[{"verb":"watch","path":"^/api/v1/pods$","watchDrop":true}]' >"$TMP/drop.json"
+sim_start "$TMP/small.json" --faults "$TMP/drop.json"
+"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/taints.yaml" \
+  --descheduling-interval 1s --v 3 >"$TMP/out" 2>"$TMP/err" &
+LOOP=$!
+wait_cycles 2
+kc delete pod p1 --wait=false >/dev/null || fail "kubectl delete p1"
+kc get pod p1 -o name >/dev/null 2>&1 && { kc delete pod p1 --grace-period=0 --force >/dev/null 2>&1; }
+cat >"$TMP/p1.json" <<'EOF'
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"default","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}
+EOF
+kc create -f "$TMP/p1.json" >/dev/null || fail "kubectl create p1"
+kc taint node n1 dedicated=other:NoSchedule >/dev/null || fail "kubectl taint"
+for _ in $(seq 1 100); do grep -q '"Evicted pod" pod="default/p2"' "$TMP/err" && break; sleep 0.1; done
+wait_cycles 1
+stop_loop
+expect_err '"Error evicting pod" err="not sent: the pod was replaced by another of the same name (uid '
+expect_err 'the cycle decided on 11111111-1111-4111-8111-111111111111)" pod="default/p1"'
+expect_err '"Evicted pod" pod="default/p2"'
+checks=$((checks + 1))
+sim_ctl GET /_sim/journal | python3 -c '
+import json, sys
+posts = [e["path"] for e in json.load(sys.stdin)["items"] if e["method"] == "POST" and e["path"].endswith("/eviction")]
+assert "/api/v1/namespaces/default/pods/p1/eviction" not in posts, posts
+assert posts.count("/api/v1/namespaces/default/pods/p2/eviction") == 1, posts
+' || fail "the replaced pod's eviction was sent, or p2's was not sent once"
+echo "t0207: $checks checks"
