@@ -1190,8 +1190,8 @@ int kd_render(arena *a, const kd_spec *s, const kd_facts *f, kd_result *out, dse
     warn(&c, "spec.profileCustomizations.devEnableSoftTainter is deprecated and ignored");
   if (out->kubevirt_profile)
     warn(&c, "the operator also runs its soft-tainter for the KubeVirtRelieveAndMigrate profile "
-             "(PreferNoSchedule taints on overutilized nodes); this descheduler does not taint "
-             "nodes");
+             "(PreferNoSchedule taints on overutilized nodes); the descheduler command does not "
+             "taint nodes: run `descheduler soft-taint` with the rendered policy for that");
   return 0;
 }
 

@@ -5,7 +5,8 @@
 # tests/data/runbook/cronjob.yaml. The setup passes; then each runbook trap is made in turn and
 # check names the item that fails: a missing feature gate, a policy that does not parse, a
 # policy with evictableNamespaces.include, a VMI that recorded strategy None while the cluster
-# default is LiveMigrate, the PodsWithPVC protection on a VM-only policy.
+# default is LiveMigrate, the PodsWithPVC protection on a VM-only policy. The KubeVirt and HCO
+# versions it records are read from their CRs' status.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 RB=$ROOT/tests/data/runbook
@@ -172,6 +173,32 @@ expect_row plan PASS 'would request 0 evictions'
 # with --v the simulated cycle's log says why
 run check --kubeconfig "$SIM_KC" --v 4
 expect_err 'pod with PVC is protected against eviction'
+
+# --- the versions: KubeVirt's from the KubeVirt CR's status.observedKubeVirtVersion, HCO's
+# from the HyperConverged's status.versions entry "operator" (OpenShift Virtualization)
+python3 - "$EXAMPLE/cluster.json" "$TMP/versions-cluster.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+kv = [it for it in d["items"] if it["kind"] == "KubeVirt"][0]
+kv["status"]["observedKubeVirtVersion"] = "v1.6.1"
+d["items"].append({"apiVersion": "hco.kubevirt.io/v1beta1", "kind": "HyperConverged",
+                   "metadata": {"name": "kubevirt-hyperconverged", "namespace": "kubevirt"},
+                   "spec": {"evictionStrategy": "LiveMigrate"},
+                   "status": {"versions": [{"name": "operator", "version": "1.15.2"}]}})
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+sim_start "$TMP/versions-cluster.json"
+install_runbook "$EXAMPLE/policy.yaml"
+run check --kubeconfig "$SIM_KC"
+expect_status 0
+checks=$((checks + 1))
+head -n1 "$TMP/out" | grep -qx 'descheduler v0\..*; Kubernetes v1\..*; KubeVirt v1\.6\.1; HCO 1\.15\.2' ||
+  fail "version line: $(head -n1 "$TMP/out")"
+run check --kubeconfig "$SIM_KC" -o json
+expect_status 0
+checks=$((checks + 1))
+[ "$(json_eval "$TMP/out" 'd["versions"]["kubevirt"], d["versions"]["hco"]')" = "v1.6.1 1.15.2" ] ||
+  fail "json versions: $(json_eval "$TMP/out" 'd["versions"]')"
 
 # --- bad flags and kubeconfig
 run check --kubeconfig "$SIM_KC" -o yaml

@@ -1,8 +1,9 @@
 /* test_kubevirtmigrationaware.c - the OpenShift KubeVirt profile's evictor plugin: a VM whose
  * migration runs is filtered, one that migrated recently waits for its cooldown (the longer of
  * migrationCooldown and the migration's duration, doubled per further completion within the
- * window, capped), lookups that fail let the pod pass, and the args are validated with the
- * plugin's own texts. VMSafety is told to stand aside here so only this plugin speaks. */
+ * window, capped), lookups that fail let the pod pass, the blocks and cooldowns reach /metrics,
+ * and the args are validated with the plugin's own texts. VMSafety is told to stand aside here so only this plugin speaks. */
+#include "../../src/obs/metrics.h"
 #include "support/fixtures.h"
 #include "support/support.h"
 
@@ -142,6 +143,57 @@ static void test_lookup_failure_passes(void **state) {
   assert_string_equal(plan(), "vms/virt-launcher-ghost");
 }
 
+/* The plugin's metrics: every block counted by reason, node and namespace, and each cooldown
+ * that deferred a pod in the histogram (buckets 15m, 30m, 1h, 2h, 4h, 6h) */
+static void assert_metric(const char *text, const char *line) {
+  char want[512];
+  snprintf(want, sizeof want, "\n%s\n", line);
+  if (!strstr(text, want))
+    fail_msg("/metrics lacks\n  %s\ngot:\n%s", line, text);
+}
+
+static void test_metrics(void **state) {
+  (void)state;
+  metrics_enable("test");
+  metrics_reset();
+  strbuf out = {0};
+  metrics_render(&out);
+  /* no block counted yet: the counter family is not printed (an empty vector, as
+   * client_golang leaves it out) */
+  assert_null(strstr(sb_str(&out), "descheduler_kubevirt_eviction_blocks_total"));
+  sb_free(&out);
+
+  begin();
+  vm("moving", "\"startTimestamp\":\"2026-01-01T11:59:00Z\"");
+  /* 10 of 15 minutes: deferred with 900 s */
+  vm("recent", "\"startTimestamp\":\"2026-01-01T11:49:00Z\",\"endTimestamp\":\"2026-01-01T11:50:00Z\"");
+  /* three completions in the window: 15m doubled twice, 3600 s */
+  vm("flappy", "\"startTimestamp\":\"2026-01-01T11:29:00Z\",\"endTimestamp\":\"2026-01-01T11:30:00Z\"");
+  succeeded_vmim("m1", "flappy", "2026-01-01T11:30:00Z");
+  succeeded_vmim("m2", "flappy", "2026-01-01T08:00:00Z");
+  succeeded_vmim("m3", "flappy", "2025-12-31T20:00:00Z");
+  vm("idle", "");
+  sim_rerun(&R, kma_policy(NULL), cluster_end(), true, NOW, 3);
+  assert_string_equal(plan(), "vms/virt-launcher-idle");
+  metrics_render(&out);
+  const char *t = sb_str(&out);
+  assert_metric(t, "# TYPE descheduler_kubevirt_eviction_blocks_total counter");
+  assert_metric(t, "descheduler_kubevirt_eviction_blocks_total{namespace=\"vms\",node=\"n1\","
+                   "reason=\"migration_in_progress\"} 1");
+  assert_metric(t, "descheduler_kubevirt_eviction_blocks_total{namespace=\"vms\",node=\"n1\","
+                   "reason=\"cooldown\"} 2");
+  assert_metric(t, "# TYPE descheduler_kubevirt_effective_cooldown_seconds histogram");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_bucket{le=\"900\"} 1");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_bucket{le=\"1800\"} 1");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_bucket{le=\"3600\"} 2");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_bucket{le=\"21600\"} 2");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_bucket{le=\"+Inf\"} 2");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_sum 4500");
+  assert_metric(t, "descheduler_kubevirt_effective_cooldown_seconds_count 2");
+  sb_free(&out);
+  metrics_reset();
+}
+
 static void test_args(void **state) {
   (void)state;
   assert_policy_error(kma_policy("{migrationCooldown: -5m}"),
@@ -169,6 +221,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_cooldown, teardown),
       cmocka_unit_test_teardown(test_repeated_migrations_double, teardown),
       cmocka_unit_test_teardown(test_lookup_failure_passes, teardown),
+      cmocka_unit_test_teardown(test_metrics, teardown),
       cmocka_unit_test(test_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
