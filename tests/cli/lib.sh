@@ -36,4 +36,9 @@ expect_err_lines() { # N: stderr has exactly N lines
   local n; n=$(wc -l <"$TMP/err")
   [ "$n" -eq "$1" ] || fail "stderr has $n lines, expected $1"
 }
+expect_out_lines() { # N: stdout has exactly N lines
+  checks=$((checks + 1))
+  local n; n=$(wc -l <"$TMP/out")
+  [ "$n" -eq "$1" ] || fail "stdout has $n lines, expected $1"
+}
 expect_out_empty() { checks=$((checks + 1)); [ ! -s "$TMP/out" ] || fail "stdout is not empty"; }
