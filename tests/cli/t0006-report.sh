@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
-[ -n "$CHROMIUM" ] || { echo "t0006: SKIP (chromium is not installed; scripts/deps.sh test installs it)"; exit 0; }
+[ -n "$CHROMIUM" ] || skip_script "chromium is not installed (scripts/deps.sh test installs it)"
 ART=$ROOT/build/test-artifacts
 mkdir -p "$ART"
 

@@ -76,7 +76,7 @@ expect_err 'profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is 
 # the README's example: the seed CR on the OpenShift Virtualization snapshot
 run simulate --kubedescheduler "$OS_EXAMPLE/kubedescheduler.yaml" --snapshot "$OS_EXAMPLE/cluster.json"
 if [ "$status" -eq 2 ] && grep -q 'plugin KubevirtMigrationAware in pluginConfig not registered' "$TMP/err"; then
-  echo "t0302: SKIP the openshift-kubevirt example: KubevirtMigrationAware is not registered in this build"
+  skip_part "the openshift-kubevirt example: KubevirtMigrationAware is not registered in this build"
 else
   expect_status 0
   expect_out "Simulated one descheduling cycle: snapshot $OS_EXAMPLE/cluster.json, policy rendered from KubeDescheduler"
