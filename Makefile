@@ -5,7 +5,8 @@
 #   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
 #                   from the Go module proxy once per machine)
 #   make build      just build build/descheduler
-#   make bench      benchmarks (print figures; about 6 minutes, see docs/performance.md)
+#   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
+#                   (print figures; about 13 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
 #   make demo-openshift  the OpenShift KubeDescheduler example live: simulator + real Prometheus, one cycle
 BUILD ?= build

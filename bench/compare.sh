@@ -10,7 +10,11 @@
 # RSS (GNU time), the LIST and WATCH requests and eviction requests the simulator saw, and the
 # ratio upstream/ours of the medians. (Upstream's client-go reads with streaming watch-lists,
 # `sendInitialEvents=true`, instead of paged LISTs: its reads show in the WATCH row.)
+# At the end, one table of the ratios upstream/ours for every size.
 # Usage: bench/compare.sh [--repeats N] [NODES:PODS:VMS ...]   (default 3; 500:15000:2000 5000:150000:20000)
+# Exit status: 0 when every size was compared; 3 (after a NOT RUN line) when upstream's
+# descheduler cannot be built on this machine (bench/upstream.sh: no Go 1.26, no module proxy);
+# another non-zero status when a build or a run failed. bench/run.sh (`make bench`) calls it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -25,10 +29,13 @@ upstream=$("$here/upstream.sh" --print)
 rc=$?
 set -e
 if [ $rc -eq 3 ]; then
-  echo "compare.sh: upstream's descheduler cannot be built on this machine (see above); no comparison"
-  exit 0
+  echo "compare.sh: NOT RUN: upstream's descheduler cannot be built on this machine (see above); no figures to compare"
+  exit 3
 fi
-[ $rc -eq 0 ] || exit $rc
+if [ $rc -ne 0 ]; then
+  echo "compare.sh: NOT RUN: bench/upstream.sh failed to build upstream's descheduler (exit $rc, see above)"
+  exit $rc
+fi
 mkdir -p "$here/out"
 tmp=$(mktemp -d)
 sim=
@@ -78,7 +85,7 @@ for s in "${sizes[@]}"; do
       run_one upstream "$upstream" "$snap"; run_one ours "$ours" "$snap"
     fi
   done
-  python3 - "$tmp/ours" "$tmp/upstream" "$n/$p/$v" "$repeats" <<'EOF'
+  python3 - "$tmp/ours" "$tmp/upstream" "$n/$p/$v" "$repeats" "$tmp/ratios" <<'EOF'
 import statistics, sys
 cols = ["wall_s", "cpu_s", "peak_rss_MB", "LIST", "WATCH", "evictions"]
 def load(path):
@@ -95,5 +102,22 @@ for i, c in enumerate(cols):
     ratio = "%.2f" % (mu / mo) if mo and mu else "-"
     print("%-12s %22s %22s %8s" % (c, "%s / %s" % (fmt(min(ours[i])), fmt(mo)),
                                     "%s / %s" % (fmt(min(up[i])), fmt(mu)), ratio))
+# one line for the final table: size, ratios of wall, CPU and peak RSS, the reads of each
+med = statistics.median
+r = lambda i: "%.2f" % (med(up[i]) / med(ours[i])) if med(ours[i]) and med(up[i]) else "-"
+reads = lambda d: "%s LIST + %s WATCH" % (fmt(med(d[3])), fmt(med(d[4])))
+with open(sys.argv[5], "a") as f:
+    f.write("\t".join([sys.argv[3], r(0), r(1), r(2), reads(ours), reads(up)]) + "\n")
 EOF
 done
+
+echo
+echo "upstream / ours, medians of $repeats run(s) each (reads: the requests each one made)"
+python3 - "$tmp/ratios" <<'EOF'
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+head = ["nodes/pods/VMs", "wall", "CPU", "peak RSS", "reads ours", "reads upstream"]
+w = [max(len(x) for x in col) for col in zip(head, *rows)]
+for row in [head] + rows:
+    print("  ".join(x.ljust(w[i]) if i in (0, 4, 5) else x.rjust(w[i]) for i, x in enumerate(row)).rstrip())
+EOF

@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [build|test|bench]   (test = build + the programs the tests run;
 #        bench = build + what bench/ runs: GNU time for peak RSS, curl, python3, and the JSON
 #        libraries bench/jsonlibs.sh compares)
-# buildah and ca-certificates: tests/cli/t0300-image.sh builds the container image
+# buildah and ca-certificates: tests/cli/t0400-image.sh builds the container image
 # (scripts/build-image.sh) without a daemon or registry.
 # etcd-server (bookworm's 3.4): the storage of the real kube-apiserver in tests/realapi/ (the
 # kube-apiserver itself is built from the Go module proxy by tests/realapi/build.sh; Go is the

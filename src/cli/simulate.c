@@ -19,7 +19,6 @@
 #include "../report/decisions.h"
 #include "../report/html.h"
 #include "../usage/usage.h"
-#include "../util/quantity.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 #include "cli.h"
@@ -48,31 +47,6 @@ static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
                      name);
   *value = pc->value;
   return 0;
-}
-
-/* requests-based usage percentages of cpu, memory and pods of one node; pods evicted or
- * requested in background (they leave by live migration) no longer count */
-static void node_pcts(const node *n, double pct[3], bool has[3]) {
-  static const char *names[3] = {"cpu", "memory", "pods"};
-  int64_t used[3] = {0, 0, 0};
-  for (size_t i = 0; i < n->npods; i++) {
-    const pod *p = n->pods[i];
-    if (p->evicted || p->leaving || pod_is_terminal(p))
-      continue;
-    used[0] += res_get(&p->requests, "cpu", NULL);
-    used[1] += res_get(&p->requests, "memory", NULL);
-    used[2] += 1;
-  }
-  used[1] = quantity_units(used[1]);
-  const res_list *cap = n->allocatable.n ? &n->allocatable : &n->capacity;
-  for (int r = 0; r < 3; r++) {
-    bool found;
-    int64_t c = res_get(cap, names[r], &found);
-    if (r > 0)
-      c = quantity_units(c);
-    has[r] = found;
-    pct[r] = found && c ? (double)used[r] / (double)c * 100 : 0;
-  }
 }
 
 static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
@@ -124,7 +98,7 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
     const node *n = m->nodes.items[i];
     double after[3];
     bool has_after[3];
-    node_pcts(n, after, has_after);
+    fw_node_request_pcts(n, after, has_after);
     sb_append(&sb, i ? ",{\"name\":" : "{\"name\":");
     sb_append_json_str(&sb, n->name);
     sb_append(&sb, ",\"category\":");
@@ -157,7 +131,7 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
     const node *n = m->nodes.items[i];
     double after[3];
     bool ha[3];
-    node_pcts(n, after, ha);
+    fw_node_request_pcts(n, after, ha);
     printf("  %-24s %-22s cpu %6.2f%% -> %6.2f%%  memory %6.2f%% -> %6.2f%%  pods %6.2f%% -> %6.2f%%\n",
            n->name, res->node_category[i] ? res->node_category[i] : "-", before[i][0], after[0],
            before[i][1], after[1], before[i][2], after[2]);
@@ -202,7 +176,7 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
   if (!after || !has_after)
     abort();
   for (size_t i = 0; i < m->nodes.n; i++)
-    node_pcts(m->nodes.items[i], after[i], has_after[i]);
+    fw_node_request_pcts(m->nodes.items[i], after[i], has_after[i]);
   strbuf title = {0}, html = {0}, tmp = {0};
   sb_printf(&title, "Snapshot %s, policy %s", o->snapshot, o->policy);
   html_input in = {sb_str(&title), m, res, dec, before, after, has, 20000};
@@ -367,7 +341,7 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   double (*before)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *before);
   bool (*has)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *has);
   for (size_t i = 0; i < m->nodes.n; i++)
-    node_pcts(m->nodes.items[i], before[i], has[i]);
+    fw_node_request_pcts(m->nodes.items[i], before[i], has[i]);
 
   bg_cache bg = {0};
   if (gates.evictions_in_background)
@@ -387,9 +361,6 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     fprintf(stderr, "%s: %s\n", who, err.msg);
     status = EXIT_CONFIG;
   } else {
-    for (size_t i = 0; i < res.nevictions; i++)
-      if (res.evictions[i].background)
-        ((pod *)res.evictions[i].pod)->leaving = true;
     if (explained)
       status = explain_print(m, dec, explained, who);
     else if (!strcmp(o.output, "json"))

@@ -73,6 +73,8 @@ struct cycle {
   } memo[8];
   size_t nmemo;
   decisions *rec;           /* opt->decisions */
+  double *req_before;       /* with rec: requested percentages before the cycle, 3 per node */
+  bool *req_has;
   const char *reject_why;   /* set by fw_reject_reason for the filter call under way */
   fw_result *out;
 };
@@ -399,6 +401,12 @@ void fw_note_node_threshold(plugin_handle *h, const node *n, const char *resourc
     decisions_node_threshold(h->cy->rec, n, resource, low, high);
 }
 
+void fw_note_node_usage(plugin_handle *h, const node *n, const char *const *resources,
+                        const double *pcts, size_t count) {
+  if (h->cy->rec)
+    decisions_node_usage(h->cy->rec, n, resources, pcts, count);
+}
+
 void fw_note_node_at_target(plugin_handle *h, const pod *p) {
   note(h, p, DEC_NODE_AT_TARGET, h->plugin, "its node reached the plugin's target before this pod's turn");
 }
@@ -473,19 +481,40 @@ static void failure_event(cycle *cy, const pod *p, const char *what) {
   sb_free(&note);
 }
 
+static const char *limit_text(evict_status st) {
+  return st == EVICT_LIMIT_TOTAL  ? "maximum number of evicted pods per a descheduling cycle reached"
+         : st == EVICT_LIMIT_NODE ? "maximum number of evicted pods per node reached"
+                                  : "maximum number of evicted pods per namespace reached";
+}
+
+/* the decision record's reason of a limit: upstream's text and the limit */
+static void note_limit(plugin_handle *h, const pod *p, evict_status st, uint64_t limit) {
+  char why[160];
+  snprintf(why, sizeof why, "%s (%llu)", limit_text(st), (unsigned long long)limit);
+  note(h, p, DEC_LIMIT, "limits", why);
+}
+
+void fw_note_limit_stop(plugin_handle *h, const pod *p, evict_status st) {
+  const policy *pol = h->cy->pol;
+  if (!h->cy->rec)
+    return;
+  if (st == EVICT_LIMIT_TOTAL)
+    note_limit(h, p, st, pol->max_total.v);
+  else if (st == EVICT_LIMIT_NODE)
+    note_limit(h, p, st, pol->max_per_node.v);
+  else if (st == EVICT_LIMIT_NAMESPACE)
+    note_limit(h, p, st, pol->max_per_namespace.v);
+}
+
 static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, uint64_t limit) {
   cycle *cy = h->cy;
   char ref[512];
-  const char *text = st == EVICT_LIMIT_TOTAL ? "maximum number of evicted pods per a descheduling cycle reached"
-                     : st == EVICT_LIMIT_NODE ? "maximum number of evicted pods per node reached"
-                                              : "maximum number of evicted pods per namespace reached";
+  const char *text = limit_text(st);
   const char *what = st == EVICT_LIMIT_TOTAL  ? "total eviction limit exceeded"
                      : st == EVICT_LIMIT_NODE ? "node eviction limit exceeded"
                                               : "namespace eviction limit exceeded";
   metrics_pods_evicted(text, h->plugin, h->prof->name, p->ns, p->node_name);
-  char why[160];
-  snprintf(why, sizeof why, "%s (%llu)", text, (unsigned long long)limit);
-  note(h, p, DEC_LIMIT, "limits", why);
+  note_limit(h, p, st, limit);
   if (st == EVICT_LIMIT_TOTAL)
     LOGE(NULL, "Error evicting pod", text, LUINT("limit", limit));
   else if (st == EVICT_LIMIT_NODE)
@@ -597,6 +626,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     }
     LOGV(3, NULL, "Eviction in background assumed", LSTR("pod", ref));
     bg_put(cy->bg, p, h->plugin, h->prof->name, true, cy->opt->now);
+    p->leaving = true; /* reports: its requests leave the node with the VM */
     record(cy, p, h->prof->name, h->plugin, true);
     note(h, p, DEC_REQUESTED, "KubeVirt", msg);
     metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
@@ -632,6 +662,48 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
 }
 
 /* ---------- the cycle ---------- */
+
+void fw_node_request_pcts(const node *n, double pct[3], bool has[3]) {
+  static const char *const names[3] = {"cpu", "memory", "pods"};
+  int64_t used[3] = {0, 0, 0};
+  for (size_t i = 0; i < n->npods; i++) {
+    const pod *p = n->pods[i];
+    if (p->evicted || p->leaving || pod_is_terminal(p))
+      continue;
+    used[0] += res_get(&p->requests, "cpu", NULL);
+    used[1] += res_get(&p->requests, "memory", NULL);
+    used[2] += 1;
+  }
+  used[1] = quantity_units(used[1]);
+  const res_list *cap = n->allocatable.n ? &n->allocatable : &n->capacity;
+  for (int r = 0; r < 3; r++) {
+    bool found;
+    int64_t c = res_get(cap, names[r], &found);
+    if (r > 0)
+      c = quantity_units(c);
+    has[r] = found;
+    pct[r] = found && c ? (double)used[r] / (double)c * 100 : 0;
+  }
+}
+
+/* the decision record's requested figures: before the cycle (called first) and after it */
+static void requested_before(cycle *cy) {
+  size_t nn = cy->m->nodes.n;
+  cy->req_before = ARENA_NEWN(cy->mem, double, 3 * (nn ? nn : 1));
+  cy->req_has = ARENA_NEWN(cy->mem, bool, 3 * (nn ? nn : 1));
+  for (size_t i = 0; i < nn; i++)
+    fw_node_request_pcts(cy->m->nodes.items[i], &cy->req_before[3 * i], &cy->req_has[3 * i]);
+}
+
+static void requested_after(cycle *cy) {
+  for (size_t i = 0; i < cy->m->nodes.n; i++) {
+    const node *n = cy->m->nodes.items[i];
+    double after[3];
+    bool has[3];
+    fw_node_request_pcts(n, after, has);
+    decisions_node_requested(cy->rec, n, &cy->req_before[3 * i], after, &cy->req_has[3 * i]);
+  }
+}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -728,6 +800,8 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.per_node = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.usage = ARENA_NEWN(cy.mem, node_usage, nn);
   cy.evacuations = ARENA_NEWN(cy.mem, uint64_t, nn);
+  if (cy.rec)
+    requested_before(&cy);
   double t0 = now_seconds();
   LOGF(3, "Resetting pod evictor counters");
   int rc = 0;
@@ -747,8 +821,10 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   LOGV(1, NULL, "Number of evictions/requests", LUINT("totalEvicted", out->evicted),
        LUINT("evictionRequests", out->requests));
 done:
-  if (cy.rec)
+  if (cy.rec) {
+    requested_after(&cy);
     decisions_finish(cy.rec);
+  }
   metrics_loop_duration(now_seconds() - t0);
   free(cy.per_ns);
   arena_free(cy.mem);

@@ -112,6 +112,12 @@ void fw_result_free(fw_result *r);
 int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
                  const fw_options *opt, fw_result *out, dserr *err);
 
+/* Requested cpu, memory and pods of n's pods as percentages of its allocatable (capacity when
+ * it gives none); pods evicted or requested in background (p->evicted, p->leaving) and
+ * finished pods do not count. has[r] is false when the node gives no such capacity. What
+ * simulate's plan and the decision record print as a node's usagePercentage. */
+void fw_node_request_pcts(const node *n, double pct[3], bool has[3]);
+
 /* ---------- actual utilization (usage.c) ---------- */
 
 /* The actual-utilization inputs the policy's enabled plugins read (NodeMetrics, PodMetrics,
@@ -176,11 +182,19 @@ void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const ch
  * in force for n. */
 void fw_note_node_threshold(plugin_handle *h, const node *n, const char *resource, double low,
                             double high);
+/* For the decision record: the usage percentages n was classified with, one per resource of
+ * the plugin (names borrowed for the call). */
+void fw_note_node_usage(plugin_handle *h, const node *n, const char *const *resources,
+                        const double *pcts, size_t count);
 /* For the decision record: p stays because its node reached its target while being drained. */
 void fw_note_node_at_target(plugin_handle *h, const pod *p);
 /* For the decision record: p stays because a limit of the plugin's own (e.g. LowNodeUtilization's
  * evictionLimits.node) was reached; why names it. */
 void fw_note_plugin_limit(plugin_handle *h, const pod *p, const char *why);
+/* For the decision record: fw_evict just answered st (EVICT_LIMIT_TOTAL, _NODE or _NAMESPACE)
+ * for another pod and the plugin stops its walk there, so p's turn never comes: p stays
+ * because of that limit (the same text as the pod that met it). */
+void fw_note_limit_stop(plugin_handle *h, const pod *p, evict_status st);
 /* Evictor plugins call this just before their Filter, PreEvictionFilter or admit returns
  * false: the reason lands in the decision record (no cost when none is kept). */
 void fw_reject_reason(plugin_handle *h, const char *reason);

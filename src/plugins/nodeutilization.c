@@ -235,6 +235,15 @@ void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, con
     sb_append(&why, "above the low and at or below the high thresholds");
   }
   fw_note_node_why(h, nn->node, sb_str(&why), thr.len ? sb_str(&thr) : NULL);
+  const char *names[NU_MAX_RES];
+  double pcts[NU_MAX_RES];
+  size_t k = 0;
+  for (size_t j = 0; j < r->n; j++)
+    if (nn->has_pct[j]) {
+      names[k] = r->names[j];
+      pcts[k++] = nn->pct[j];
+    }
+  fw_note_node_usage(h, nn->node, names, pcts, k);
   for (size_t t = 0; low && t < low->n; t++) {
     bool f = false;
     double hv = 0;
@@ -590,10 +599,12 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
     }
     bool unconstrained = urc == 1;
     evict_status st = fw_evict(h, p, "");
-    if (st == EVICT_LIMIT_NODE)
-      return NODE_NEXT;
-    if (st == EVICT_LIMIT_TOTAL)
-      return PLUGIN_STOP;
+    if (st == EVICT_LIMIT_NODE || st == EVICT_LIMIT_TOTAL) {
+      /* upstream's evictPods returns on these two: the node's other pods get no turn */
+      for (size_t k = i + 1; k < nrem; k++)
+        fw_note_limit_stop(h, removable[k], st);
+      return st == EVICT_LIMIT_NODE ? NODE_NEXT : PLUGIN_STOP;
+    }
     if (st == EVICT_VETOED)
       continue;
     if (st != EVICT_OK) {

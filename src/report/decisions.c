@@ -134,6 +134,26 @@ void decisions_node_threshold(decisions *d, const node *n, const char *resource,
     dn->thresholds_by_resource[dn->nthresholds++] = (dec_threshold){resource, low, high};
 }
 
+void decisions_node_usage(decisions *d, const node *n, const char *const *resources,
+                          const double *pcts, size_t count) {
+  dec_node *dn = &d->nodes[n->index];
+  dn->usage = count ? ARENA_NEWN(d->mem, dec_usage, count) : NULL;
+  dn->nusage = count;
+  for (size_t i = 0; i < count; i++)
+    dn->usage[i] = (dec_usage){str(d, resources[i]), pcts[i]};
+}
+
+void decisions_node_requested(decisions *d, const node *n, const double before[3],
+                              const double after[3], const bool has[3]) {
+  dec_node *dn = &d->nodes[n->index];
+  dn->requested_set = true;
+  for (int r = 0; r < 3; r++) {
+    dn->has_requested[r] = has[r];
+    dn->requested[r] = before[r];
+    dn->requested_after[r] = after[r];
+  }
+}
+
 const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d->nodes[n->index]; }
 
 void decisions_finish(decisions *d) {
@@ -247,6 +267,47 @@ static size_t group_end(const row *rows, size_t n, size_t i) {
   return j;
 }
 
+static const char *const requested_names[3] = {"cpu", "memory", "pods"};
+
+static void json_requested(strbuf *out, const char *key, const dec_node *dn, const double *pct) {
+  sb_printf(out, ",\"%s\":{", key);
+  bool first = true;
+  for (int r = 0; r < 3; r++) {
+    if (!dn->has_requested[r])
+      continue;
+    sb_printf(out, "%s\"%s\":%.2f", first ? "" : ",", requested_names[r], pct[r]);
+    first = false;
+  }
+  sb_appendc(out, '}');
+}
+
+/* A node's figures: the plugin's usage and thresholds in numbers, requested before and after */
+static void json_node_figures(strbuf *out, const dec_node *dn) {
+  if (dn->nusage) {
+    sb_append(out, ",\"usage\":{");
+    for (size_t i = 0; i < dn->nusage; i++) {
+      sb_append(out, i ? "," : "");
+      sb_append_json_str(out, dn->usage[i].resource);
+      sb_printf(out, ":%.2f", dn->usage[i].pct);
+    }
+    sb_appendc(out, '}');
+  }
+  if (dn->nthresholds) {
+    sb_append(out, ",\"thresholdPercentages\":{");
+    for (size_t i = 0; i < dn->nthresholds; i++) {
+      const dec_threshold *t = &dn->thresholds_by_resource[i];
+      sb_append(out, i ? "," : "");
+      sb_append_json_str(out, t->resource);
+      sb_printf(out, ":{\"low\":%.2f,\"high\":%.2f}", t->low, t->high);
+    }
+    sb_appendc(out, '}');
+  }
+  if (dn->requested_set) {
+    json_requested(out, "usagePercentage", dn, dn->requested);
+    json_requested(out, "usagePercentageAfter", dn, dn->requested_after);
+  }
+}
+
 void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *out) {
   const model *m = d->m;
   sb_append(out, "{\"nodes\":[");
@@ -265,6 +326,7 @@ void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *
       sb_append(out, ",\"thresholds\":");
       sb_append_json_str(out, dn->thresholds);
     }
+    json_node_figures(out, dn);
     sb_appendc(out, '}');
   }
   size_t counts[DEC_NOUTCOMES], nrows;
@@ -380,6 +442,12 @@ void decisions_explain(const decisions *d, const pod *p, strbuf *out) {
     if (dn->why)
       sb_printf(out, " (%s)", dn->why);
     sb_append(out, ".\n");
+    if (dn->nusage) {
+      sb_append(out, "Usage the plugin compared:");
+      for (size_t i = 0; i < dn->nusage; i++)
+        sb_printf(out, " %s %.2f%%", dn->usage[i].resource, dn->usage[i].pct);
+      sb_append(out, ".\n");
+    }
     if (dn->thresholds)
       sb_printf(out, "Thresholds in force: %s.\n", dn->thresholds);
   }

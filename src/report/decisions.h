@@ -3,9 +3,11 @@
  * Upstream's only answer to "why this pod and not that one" is its --v=4 log. This record is
  * kept by the framework during a cycle (fw_options.decisions): plugins only report outcomes
  * through the framework's calls (fw_evict, the evictor filters, fw_note_*), and the record holds,
- * per pod, its final outcome and the events that led there, and per node its category and the
- * thresholds that put it there. It is a plain data structure of the model's pods and nodes: no
- * I/O; renderings (JSON, words, HTML) read it.
+ * per pod, its final outcome and the events that led there, and per node its category, the
+ * usage and thresholds that put it there, and its requested resources before and after the
+ * cycle. It is a plain data structure of the model's pods and nodes: no I/O; renderings (JSON,
+ * words, HTML) read it. `simulate -o json` and a live run's --decisions-file render the same
+ * record with the same function (decisions_json), so the two carry the same fields.
  *
  * Outcomes, from weakest to strongest (a pod's outcome is the strongest event it had):
  *   not-considered  no plugin of the cycle looked at the pod (why: its node is not in the cycle,
@@ -65,12 +67,27 @@ typedef struct {
 } dec_threshold;
 
 typedef struct {
+  const char *resource; /* as the plugin names it: "cpu", "memory", "pods", "MetricResource" */
+  double pct;
+} dec_usage;
+
+typedef struct {
   const char *category;   /* "overutilized", ... or NULL when no plugin classified the node */
   const char *why;        /* e.g. "memory 72.00% > 68.00%" */
   const char *thresholds; /* the thresholds in force, e.g. "low cpu 20.00% memory 30.00%; high ..." */
   bool in_cycle;          /* the node is one of the cycle's (ready, matches nodeSelector) */
   size_t nthresholds;
   dec_threshold thresholds_by_resource[DEC_MAX_THRESHOLDS];
+  /* the percentages the plugin that gave `why` compared with the thresholds (requests, or
+   * actual utilization when the plugin reads it) */
+  size_t nusage;
+  dec_usage *usage;
+  /* requested cpu, memory and pods as percentages of allocatable, before and after the cycle
+   * (pods evicted or requested in background no longer count), as simulate's plan prints
+   * them; has_requested[r] is false when the node gives no such capacity */
+  bool requested_set;
+  bool has_requested[3];
+  double requested[3], requested_after[3];
 } dec_node;
 
 typedef struct decisions decisions;
@@ -89,6 +106,13 @@ void decisions_node_in_cycle(decisions *d, const node *n);
 /* The numeric thresholds of one resource for n (the first plugin to give them wins). */
 void decisions_node_threshold(decisions *d, const node *n, const char *resource, double low,
                               double high);
+/* The usage percentages a plugin classified n with (n resources, names copied); replaces
+ * what an earlier plugin gave, as `why` is replaced. */
+void decisions_node_usage(decisions *d, const node *n, const char *const *resources,
+                          const double *pcts, size_t count);
+/* Requested cpu, memory and pods of n in percent, before and after the cycle. */
+void decisions_node_requested(decisions *d, const node *n, const double before[3],
+                              const double after[3], const bool has[3]);
 /* Ends the cycle: every pod without events gets its not-considered reason. */
 void decisions_finish(decisions *d);
 

@@ -10,6 +10,16 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 checks=0
 
+# Skips. A script that cannot run here says so on stdout with skip_script (exit 77, the code
+# automake's test harness uses for a skip); one part of a script that cannot run says so with
+# skip_part and the script goes on. tests/cli/run-scripts.sh (run by tests/run-all.sh) reports
+# them as "skip SCRIPT: REASON" and "ok SCRIPT (parts skipped: ...)" and counts them apart from
+# the passes; a script that prints any other SKIP line, or exits 77 without saying why, fails.
+# skip_script REASON: the whole script cannot run on this machine
+skip_script() { echo "SKIP ${0##*/}: $*"; exit 77; }
+# skip_part REASON: one part (named in REASON) cannot run; the rest of the script does
+skip_part() { echo "SKIP part ${0##*/}: $*"; }
+
 # run ARGS...: runs the binary, keeps status in $status, output in $TMP/out and $TMP/err
 run() {
   "$DESCHEDULER" "$@" >"$TMP/out" 2>"$TMP/err"
@@ -35,5 +45,10 @@ expect_err_lines() { # N: stderr has exactly N lines
   checks=$((checks + 1))
   local n; n=$(wc -l <"$TMP/err")
   [ "$n" -eq "$1" ] || fail "stderr has $n lines, expected $1"
+}
+expect_out_lines() { # N: stdout has exactly N lines
+  checks=$((checks + 1))
+  local n; n=$(wc -l <"$TMP/out")
+  [ "$n" -eq "$1" ] || fail "stdout has $n lines, expected $1"
 }
 expect_out_empty() { checks=$((checks + 1)); [ ! -s "$TMP/out" ] || fail "stdout is not empty"; }

@@ -5,8 +5,8 @@
 # document the code and the docs cite is in it.
 . "$(dirname "$0")/lib.sh"
 
-command -v git >/dev/null || { echo "t0003: SKIP (git is not installed)"; exit 0; }
-git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 || { echo "t0003: SKIP ($ROOT is not a git checkout)"; exit 0; }
+command -v git >/dev/null || skip_script "git is not installed"
+git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 || skip_script "$ROOT is not a git checkout"
 
 lone=$TMP/empty/clone
 mkdir -p "$TMP/empty"

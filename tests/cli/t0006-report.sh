@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The HTML report, looked at in a real browser (Debian's chromium, headless): for the built-in
-# example and for a 500-node cluster, a bar per node and resource, a row per planned move, and
-# the decision table's filters work (driven through the page's URL fragment, which the page's
-# own script reads on load). Screenshots are kept in build/test-artifacts/.
+# example, t0005's small cluster with eviction limits and a 500-node cluster, a bar per node and
+# resource whose "before" and "after" lengths are the plan's figures (a node pods leave has a
+# shorter "after" bar), a row per planned move with its source and likely destination (exact
+# where the cluster leaves one choice), and the decision table's filters by node, namespace and
+# outcome, alone and together (driven through the page's URL fragment, which the page's own
+# script reads on load). Screenshots are kept in build/test-artifacts/.
 . "$(dirname "$0")/lib.sh"
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
-[ -n "$CHROMIUM" ] || { echo "t0006: SKIP (chromium is not installed; scripts/deps.sh test installs it)"; exit 0; }
+[ -n "$CHROMIUM" ] || skip_script "chromium is not installed (scripts/deps.sh test installs it)"
 ART=$ROOT/build/test-artifacts
 mkdir -p "$ART"
 
@@ -17,55 +20,146 @@ browse() { # URL ARGS...: chromium headless with the flags a closed network need
     --user-data-dir="$TMP/chromium" --virtual-time-budget=5000 "$@" "$url" 2>/dev/null
 }
 
-# check_dom DOM-FILE PLAN-JSON FILTER: python asserts on the rendered DOM
+# check_dom DOM-FILE PLAN-JSON FILTER SNAPSHOT-OR-"" DESTINATIONS-JSON-OR-"": python asserts on
+# the rendered DOM. FILTER is the URL fragment (key=value&...), SNAPSHOT (when given) is read
+# to count the pods of a namespace independently of the page, DESTINATIONS (when given) is the
+# list of nodes the planned moves must name as "likely to".
 check_dom() {
   python3 - "$@" <<'PY'
-import json, re, sys
-dom, plan, flt = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
-nodes = {n["name"] for n in plan["nodes"]}
-rows = re.findall(r'<tr class="node-row" data-node="([^"]+)"', dom)
-assert set(rows) == nodes and len(rows) == 3 * len(nodes), (len(rows), len(nodes))
-assert len(re.findall(r'<div class="bar before">', dom)) >= len(nodes), "a bar per node"
-over = [n["name"] for n in plan["nodes"] if n["category"] == "overutilized"]
+import json, re, sys, urllib.parse
+dom, plan = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+flt = dict(urllib.parse.parse_qsl(sys.argv[3]))
+snap = json.load(open(sys.argv[4])) if sys.argv[4] else None
+want_to = json.loads(sys.argv[5]) if sys.argv[5] else None
+nodes = {n["name"]: n for n in plan["nodes"]}
+
+# --- nodes: a row per node and resource; the before and after bars are the plan's figures
+rows = re.findall(r'<tr class="node-row" data-node="([^"]+)">(.*?)</tr>', dom)
+assert {r[0] for r in rows} == set(nodes) and len(rows) == 3 * len(nodes), (len(rows), len(nodes))
+width = {}  # (node, resource) -> (before, after) as drawn
+for name, body in rows:
+    res = re.search(r'<td class="res">(cpu|memory|pods)</td>', body).group(1)
+    n = nodes[name]
+    if res not in n["usagePercentage"]:
+        assert "no capacity given" in body, body
+        continue
+    bars = re.findall(r'<div class="bar (before|after)"><div class="fill" style="width: ?([0-9.]+)%;?"></div>', body)
+    assert [b[0] for b in bars] == ["before", "after"], (name, res, body)
+    b, a = float(bars[0][1]), float(bars[1][1])
+    assert abs(b - min(100.0, n["usagePercentage"][res])) < 0.006, (name, res, b, n)
+    assert abs(a - min(100.0, n["usagePercentageAfter"][res])) < 0.006, (name, res, a, n)
+    pct = re.search(r'<td class="pct">([0-9.]+)% (?:→|&rarr;) ([0-9.]+)%</td>', body)
+    assert pct and abs(float(pct.group(2)) - n["usagePercentageAfter"][res]) < 0.006, (name, res, body)
+    width[(name, res)] = (b, a)
+over = [n for n in nodes if nodes[n]["category"] == "overutilized"]
 assert not over or re.search(r'class="mark high"', dom), "the thresholds are drawn"
-moves = re.findall(r'<tr class="move">', dom)
+# every node a pod leaves has a shorter "after" pods bar than its "before" one
+for name in {e["node"] for e in plan["evictions"]}:
+    b, a = width[(name, "pods")]
+    assert a < b, (name, b, a)
+# nodes nothing leaves keep their length
+for name in set(nodes) - {e["node"] for e in plan["evictions"]}:
+    b, a = width.get((name, "pods"), (0, 0))
+    assert a == b, (name, b, a)
+
+# --- planned moves: a row per eviction, in plan order, with source and likely destination
+moves = re.findall(r'<tr class="move"><td>(\d+)</td><td>([^<]*)</td><td>([^<]*)</td><td>(.*?)</td>'
+                   r'<td>([^<]*)</td><td>([^<]*)</td></tr>', dom)
 assert len(moves) == len(plan["evictions"]), (len(moves), len(plan["evictions"]))
+tos = []
+for i, (mv, e) in enumerate(zip(moves, plan["evictions"])):
+    num, pod, frm, to, how, by = mv
+    assert int(num) == i + 1 and pod == e["pod"] and frm == e["node"], (mv, e)
+    assert by == e["profile"] + "/" + e["plugin"], (mv, e)
+    assert how == ("eviction request: KubeVirt live-migrates the VM" if e["background"] else "eviction"), (mv, e)
+    if to.startswith('<span class="note">'):
+        assert "no other node fits it" in to, to
+        tos.append(None)
+    else:
+        assert to in nodes and to != frm, (to, frm)  # a node of the cluster, never the source
+        tos.append(to)
+if want_to is not None:
+    assert tos == want_to, (tos, want_to)
+elif plan["evictions"]:
+    assert any(tos), "no planned move has a destination"
+
+# --- the decision table's filters
 trs = re.findall(r'<tr data-node="([^"]*)" data-namespace="([^"]*)" data-outcome="([^"]*)"( hidden="")?>', dom)
 assert trs, "no decision rows"
-key, _, want = flt.partition("=")
-idx = {"node": 0, "namespace": 1, "outcome": 2}[key]
+idx = {"node": 0, "namespace": 1, "outcome": 2}
+match = lambda t: all(t[idx[k]] == v for k, v in flt.items())
 shown = [t for t in trs if not t[3]]
-assert shown and all(t[idx] == want for t in shown), (flt, shown[:3])
-assert all(t[3] for t in trs if t[idx] != want), "rows that do not match are hidden"
+assert shown and all(match(t) for t in shown), (flt, shown[:3])
+assert all(t[3] for t in trs if not match(t)), "rows that do not match are hidden"
 m = re.search(r'<span id="shown">(\d+)</span>', dom)
 assert m and int(m.group(1)) == len(shown), (m and m.group(1), len(shown))
-if key == "outcome":
-    total = plan["decisions"]["outcomes"][want]
+if list(flt) == ["outcome"]:
+    total = plan["decisions"]["outcomes"][flt["outcome"]]
     assert len(shown) == total, (len(shown), total)
+if snap is not None:
+    pods = [i["metadata"] for i in snap["items"] if i["kind"] == "Pod"]
+    # the namespace select offers exactly the pods' namespaces
+    sel = re.search(r'<select id="f-namespace">(.*?)</select>', dom).group(1)
+    opts = re.findall(r'<option value="([^"]*)"', sel)
+    assert opts == [""] + sorted({p["namespace"] for p in pods}), opts
+    if list(flt) == ["namespace"]:
+        want = sum(1 for p in pods if p["namespace"] == flt["namespace"])
+        assert len(shown) == want, (len(shown), want)
 PY
 }
 
-report_case() { # NAME POLICY SNAPSHOT FILTER
-  local name=$1 policy=$2 snap=$3 filter=$4
+# report_case NAME POLICY SNAPSHOT SCREENSHOT(yes|no) DESTINATIONS-JSON-OR-"" FILTER...: renders
+# the report once, checks the DOM under each filter, keeps a screenshot when asked
+report_case() {
+  local name=$1 policy=$2 snap=$3 shot=$4 dests=$5; shift 5
   run simulate --policy-config-file "$policy" --snapshot "$snap" --feature-gates EvictionsInBackground=true \
     -o json --report "$TMP/$name.html"
   expect_status 0
   cp "$TMP/out" "$TMP/$name.plan.json"
   checks=$((checks + 1))
   ! grep -qE '(src|href)="(https?:)?//' "$TMP/$name.html" || fail "$name: the report loads something from elsewhere"
-  browse "file://$TMP/$name.html#$filter" --dump-dom >"$TMP/$name.dom" || fail "$name: chromium --dump-dom"
-  checks=$((checks + 1))
-  check_dom "$TMP/$name.dom" "$TMP/$name.plan.json" "$filter" || fail "$name: the rendered page (filter $filter)"
+  # the snapshot is read for namespace counts when it is small (the examples), not at 500 nodes
+  local small=""
+  [ "$(stat -c %s "$snap")" -lt 1000000 ] && small=$snap
+  local filter
+  for filter in "$@"; do
+    browse "file://$TMP/$name.html#$filter" --dump-dom >"$TMP/$name.dom" || fail "$name: chromium --dump-dom"
+    checks=$((checks + 1))
+    check_dom "$TMP/$name.dom" "$TMP/$name.plan.json" "$filter" "$small" "$dests" ||
+      fail "$name: the rendered page (filter $filter)"
+  done
+  [ "$shot" = yes ] || return 0
   browse "file://$TMP/$name.html" --screenshot="$ART/report-$name.png" --window-size=1280,1800 >/dev/null
   checks=$((checks + 1))
   [ "$(head -c 8 "$ART/report-$name.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$name: no PNG screenshot"
 }
 
-report_case example "$EXAMPLE/policy.yaml" "$EXAMPLE/cluster.json" "outcome=requested"
-report_case example-node "$EXAMPLE/policy.yaml" "$EXAMPLE/cluster.json" "node=worker-b"
+# the built-in example: its one VM goes from worker-a to worker-b (the only other KubeVirt
+# worker); filters by outcome, node, namespace, and namespace and outcome together
+report_case example "$EXAMPLE/policy.yaml" "$EXAMPLE/cluster.json" yes '["worker-b"]' \
+  "outcome=requested" "node=worker-b" "namespace=vms" "namespace=kube-system&outcome=rejected"
+# t0005's cluster with eviction limits: both moves go to under-c, the node with room
+cat >"$TMP/limits.yaml" <<'YAML'
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+maxNoOfPodsToEvictPerNode: 1
+maxNoOfPodsToEvictTotal: 2
+profiles:
+- name: balance
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      thresholds: {cpu: 20, memory: 20, pods: 20}
+      targetThresholds: {cpu: 50, memory: 50, pods: 50}
+  plugins:
+    balance:
+      enabled: [LowNodeUtilization]
+YAML
+report_case limits "$TMP/limits.yaml" "$DATA/limits-cluster.json" no '["under-c", "under-c"]' \
+  "outcome=limit" "namespace=shop&node=over-a"
 
 python3 "$ROOT/bench/gen_cluster.py" --nodes 500 --pods 15000 --vms 2000 --out "$TMP/c500.json" || fail "gen_cluster"
-report_case c500 "$ROOT/bench/policy-lnu.yaml" "$TMP/c500.json" "outcome=evicted"
+report_case c500 "$ROOT/bench/policy-lnu.yaml" "$TMP/c500.json" yes "" "outcome=evicted"
 
 # a report that cannot be written: exit 2, a clear message
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" --report /nonexistent/dir/r.html

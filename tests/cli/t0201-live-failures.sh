@@ -47,7 +47,7 @@ checks=$((checks + 1))
 #    backoff and gives up with exit 1 (attempts at 0, 1, 3 and 7 seconds). The failures are
 #    the simulator's fault rules: a real API server cannot be told to fail.
 if ! live_backend_is apisim; then
-  echo "t0201: part 5 (a cluster that cannot be listed) skipped: it needs the API simulator's fault rules"
+  skip_part "part 5 (a cluster that cannot be listed): it needs the API simulator's fault rules"
   echo "t0201: $checks checks"
   exit 0
 fi

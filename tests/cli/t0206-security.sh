@@ -38,7 +38,7 @@ if [ -n "$addr" ]; then
   expect_status 1
   expect_err "Get \\\"http://$addr:$closed/version\\\": dial tcp $addr:$closed: connect: connection refused"
 else
-  echo "t0206: SKIP the allowed-http case: this host has no non-loopback IPv4 address"
+  skip_part "the allowed-http case: this host has no non-loopback IPv4 address"
 fi
 # loopback needs neither (the simulator's own kubeconfig is plain http://127.0.0.1)
 sim_start "$EXAMPLE/cluster.json"

@@ -5,7 +5,7 @@
 # profile's evictionLimits.node 2), the VM that cannot live-migrate is left alone, and the
 # simulator's KubeVirt starts exactly those two migrations.
 . "$(dirname "$0")/lib.sh"
-command -v prometheus >/dev/null || { echo "t0304: SKIP (prometheus is not installed: scripts/deps.sh test)"; exit 0; }
+command -v prometheus >/dev/null || skip_script "prometheus is not installed (scripts/deps.sh test installs it)"
 
 "$ROOT/tests/apisim/demo-openshift.sh" "$DESCHEDULER" >"$TMP/out" 2>"$TMP/err"
 status=$?

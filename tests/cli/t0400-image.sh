@@ -4,18 +4,19 @@
 # user files; and its binary, run from the image's own root filesystem mounted read-only
 # (chroot as user 65532: nothing from the host), passes the seed scenario (t0200) against the
 # API simulator, talks HTTPS with a verified CA and a token, and answers its /healthz probe.
-# Where `podman run` works, the seed scenario runs there too; otherwise it says SKIP and why.
+# Where `podman run` works, the seed scenario runs there too; otherwise that part is skipped,
+# saying why (lib.sh's skip_part).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 
-command -v buildah >/dev/null || { echo "t0400: SKIP (buildah is not installed; scripts/deps.sh test installs it)"; exit 0; }
+command -v buildah >/dev/null || skip_script "buildah is not installed (scripts/deps.sh test installs it)"
 if [ "$(id -u)" != 0 ]; then
   # chroot and mounts need root: a rootless user namespace is enough
-  [ -z "${T0300_UNSHARED:-}" ] || { echo "t0400: SKIP (not root, and buildah unshare gave no root)"; exit 0; }
+  [ -z "${T0300_UNSHARED:-}" ] || skip_script "not root, and buildah unshare gave no root"
   T0300_UNSHARED=1 exec buildah unshare bash "$0" "$@"
 fi
 for tool in chroot unshare mount curl; do
-  command -v "$tool" >/dev/null || { echo "t0400: SKIP ($tool is not installed)"; exit 0; }
+  command -v "$tool" >/dev/null || skip_script "$tool is not installed"
 done
 
 # a private image store: nothing touches the machine's own containers or images
@@ -129,10 +130,10 @@ expect_status 0
 
 # podman, where it can run containers here
 if ! command -v podman >/dev/null; then
-  echo "t0400: SKIP podman run (podman is not installed)"
+  skip_part "podman run: podman is not installed"
 elif ! podman $BUILDAH_OPTS run --rm --network host --read-only "$image" /bin/descheduler version \
   >"$TMP/podman.out" 2>"$TMP/podman.err"; then
-  echo "t0400: SKIP podman run (podman cannot run containers here: $(grep -m1 -i 'error' "$TMP/podman.err" || head -n1 "$TMP/podman.err"))"
+  skip_part "podman run: podman cannot run containers here: $(grep -m1 -i 'error' "$TMP/podman.err" || head -n1 "$TMP/podman.err")"
 else
   cat >"$TMP/in-podman" <<EOF
 #!/usr/bin/env bash
