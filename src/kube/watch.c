@@ -499,6 +499,17 @@ static int on_list_page(void *ctx, const char *url, const kube_response *resp, c
   return rc < 0 ? -1 : 0;
 }
 
+/* An object a failed list had taken over unchanged goes back to the old list; one it decoded
+ * is freed. */
+static void restore_or_free(wres *r, wentry *e) {
+  bool found;
+  size_t j = find(r->items, r->n, e->ns, e->name, &found);
+  if (found && !r->items[j].mem)
+    r->items[j] = *e;
+  else
+    entry_free(e);
+}
+
 static void *watch_thread(void *arg);
 
 static void start_watch(watch_cache *w, wres *r, const char *rv) {
@@ -527,18 +538,25 @@ static void list_kind(watch_cache *w, wres *r) {
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = mono();
   int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  if (rc < 0 && st.expired && r->list_failures == 0) {
+    /* a continue token expired mid-list: the list starts again at once, as client-go's pager
+     * falls back to a full list; a second failure waits like any other */
+    LOGW(NULL, "A paged list expired while it was read; listing again from the start",
+         LSTR("kind", kinds[r->k].kind), LSTR("err", err.msg));
+    for (size_t i = 0; i < l.n; i++)
+      restore_or_free(r, &l.items[i]);
+    l.n = 0;
+    free(l.rv);
+    l.rv = NULL;
+    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  }
+  if (rc < 0)
+    dserr_prefix(&err, "failed to list %s", kinds[r->k].path);
   if (rc == 0 && !l.rv)
     rc = dserr_set(&err, "the list carries no metadata.resourceVersion to watch from");
   if (rc < 0) {
-    for (size_t i = 0; i < l.n; i++) {
-      /* objects reused from the old list go back to it */
-      bool found;
-      size_t j = find(r->items, r->n, l.items[i].ns, l.items[i].name, &found);
-      if (found && !r->items[j].mem)
-        r->items[j] = l.items[i];
-      else
-        entry_free(&l.items[i]);
-    }
+    for (size_t i = 0; i < l.n; i++)
+      restore_or_free(r, &l.items[i]);
     free(l.items);
     free(l.rv);
     r->list_failures++;
@@ -821,9 +839,16 @@ static void *watch_thread(void *arg) {
     bool opened = s.opened;
     char why[1024] = "";
     bool relist = false;
-    if (s.expired || (rc == 0 && resp.status == 410)) {
+    char smsg[512] = "", sreason[128] = "";
+    if (rc == 0 && resp.status != 200)
+      kube_status_text(&resp, smsg, sizeof smsg, sreason, sizeof sreason);
+    if (s.expired || (rc == 0 && resp.status == 410) ||
+        (rc == 0 && resp.status == 504 && strstr(smsg, "Too large resource version"))) {
+      /* 410: the resourceVersion left the server's history; 504 "Too large resource version":
+       * the server is behind it (restored from a backup, another member): list again, as
+       * client-go's reflector does for both */
       relist = true;
-      snprintf(why, sizeof why, "%s", s.failure ? s.failure : "410 Gone");
+      snprintf(why, sizeof why, "%s", s.failure ? s.failure : *smsg ? smsg : "410 Gone");
       push_note(w, r->k, MSG_RELIST, "expired", why);
     } else if (s.failure) {
       relist = true; /* the stream cannot be trusted from here: list again */
@@ -835,9 +860,7 @@ static void *watch_thread(void *arg) {
            LSTR("resourceVersion", rv), LUINT("events", s.events));
     } else {
       if (rc == 0) {
-        char msg[512], reason[128];
-        kube_status_text(&resp, msg, sizeof msg, reason, sizeof reason);
-        snprintf(why, sizeof why, "HTTP %ld: %s", resp.status, *msg ? msg : "(no message)");
+        snprintf(why, sizeof why, "HTTP %ld: %s", resp.status, *smsg ? smsg : "(no message)");
       } else {
         snprintf(why, sizeof why, "%s", err.msg);
       }

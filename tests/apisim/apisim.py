@@ -137,6 +137,8 @@ class Sim:
         self.journal = collections.deque(maxlen=JOURNAL_MAX)
         self.journal_seq = 0
         self.in_flight = 0  # requests outside /_sim/ being served (journalled when they end)
+        self.watches_in_flight = 0  # of which watches (they end when the client or the timeout ends them)
+        self.loaded_rv = 0  # the highest resourceVersion of the objects loaded (a state written by --state-out)
         self.stop = threading.Event()
         self.dirty_pdb_ns = set()
         self.store.listeners.append(self._on_write)
@@ -179,6 +181,10 @@ class Sim:
             md["uid"] = str(uuid.uuid4())
         if not md.get("creationTimestamp"):
             md["creationTimestamp"] = rfc3339()
+        try:
+            self.loaded_rv = max(self.loaded_rv, int(md.get("resourceVersion") or 0))
+        except (TypeError, ValueError):
+            pass
         md.pop("resourceVersion", None)
         if res.generation:
             md.setdefault("generation", 1)
@@ -218,6 +224,9 @@ class Sim:
                     st.put_raw(crd_res, _with_uid(simresources.crd_for(r)))
             pdb_ns = {e.ns for e in st.entries(self.registry.get("policy", "v1", "poddisruptionbudgets"))}
             refresh_pdb_status(st, self.registry, pdb_ns)
+            # a state written by --state-out goes on from its resourceVersions, as etcd does after a
+            # restart: a client's older resourceVersion is then out of the (empty) watch window (410)
+            st.rv = max(st.rv, self.loaded_rv + 1)
             st.log.clear()
             st.compact_rv = st.rv
             self.dirty_pdb_ns.clear()
@@ -874,9 +883,20 @@ class Handler(BaseHTTPRequestHandler):
             emit("BOOKMARK", dumps({"kind": res.kind, "apiVersion": res.api_version, "metadata": md}))
 
         if w.too_old:
+            self.outcome = "expired"
             emit("ERROR", dumps(status_object(410, "Expired", w.too_old)))
             self._out(b"0\r\n\r\n")
             return
+        with sim.counts_lock:
+            sim.watches_in_flight += 1
+        try:
+            return self._stream_watch(w, res, query, send_initial, bookmarks, timeout, emit, emit_entry, bookmark)
+        finally:
+            with sim.counts_lock:
+                sim.watches_in_flight -= 1
+
+    def _stream_watch(self, w, res, query, send_initial, bookmarks, timeout, emit, emit_entry, bookmark):
+        sim = self.server.sim
         wf = self.watch_fault
         sent = [0]
 
@@ -894,6 +914,7 @@ class Handler(BaseHTTPRequestHandler):
                     emit_entry(typ, e)
                 sent[0] += 1
                 if wf is not None and wf.watch_expire is not None and sent[0] >= wf.watch_expire:
+                    self.outcome = "expired"
                     emit("ERROR", dumps(status_object(410, "Expired", "apisim injected fault: the watch expired")))
                     self._out(b"0\r\n\r\n")
                     self.wfile.flush()
@@ -905,7 +926,7 @@ class Handler(BaseHTTPRequestHandler):
             return True
 
         if wf is not None and wf.watch_expire == 0:
-            deliver([])
+            self.outcome = "expired"
             emit("ERROR", dumps(status_object(410, "Expired", "apisim injected fault: the watch expired")))
             self._out(b"0\r\n\r\n")
             return
@@ -925,6 +946,8 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 batch = w.next_batch(min(left, 1.0))
             except ApiError as e:
+                if e.code == 410:
+                    self.outcome = "expired"
                 emit("ERROR", dumps(e.status()))
                 break
             if batch is None:
@@ -983,8 +1006,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send_obj(200, {"ok": True})
                 if method == "GET":
                     with sim.counts_lock:
-                        items, busy = list(sim.journal), sim.in_flight
-                    return self.send_obj(200, {"items": items, "inFlight": busy})
+                        items, busy, watches = list(sim.journal), sim.in_flight, sim.watches_in_flight
+                    return self.send_obj(200, {"items": items, "inFlight": busy, "inFlightWatches": watches})
             if what == "faults":
                 if method == "GET":
                     return self.send_obj(200, {"rules": sim.faults.list(), "fired": sim.faults.fired})

@@ -889,6 +889,12 @@ class Watcher:
                     raise bad_request('invalid resource version "%s"' % rv) from None
                 if self.last < store.compact_rv:
                     self.too_old = "too old resource version: %d (%d)" % (self.last, store.compact_rv)
+                elif self.last > store.rv:
+                    # kube-apiserver's watch cache waits a moment for a resourceVersion it has not
+                    # reached, then answers this (the reflector lists again)
+                    raise ApiError(504, "Timeout", "Too large resource version: %d, current: %d" % (self.last, store.rv),
+                                   {"causes": [{"reason": "ResourceVersionTooLarge",
+                                                "message": "Too large resource version"}], "retryAfterSeconds": 1})
 
     def _match(self, e):
         if self.ns and e.ns != self.ns:

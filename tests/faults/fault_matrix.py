@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The fault matrix: the live descheduler against the API simulator while it fails on purpose.
 
-Every fault of the table below is injected twice, once into a one-shot run
-(`--descheduling-interval 0`, as a CronJob runs it) and once into a run that loops every
-second for at least three cycles (a Deployment), each time against a fresh simulator
+Every fault of the table below is injected into a one-shot run (`--descheduling-interval 0`,
+as a CronJob runs it), into a run that loops every second for at least three cycles listing
+the cluster every cycle (`--watch-cache=false`), and into the same loop on the watch cache
+(Deployment mode's default: list once, then watch), each time against a fresh simulator
 (tests/apisim) holding the same small cluster: two overloaded nodes, two empty ones,
 ordinary ReplicaSet pods and two live-migratable KubeVirt VMs, with a policy
 (LowNodeUtilization, EvictionsInBackground on) that would evict more pods than its limits
@@ -16,10 +17,17 @@ the server knows:
             where it is meant to give up; a loop ends with 0 on SIGTERM
   input     no eviction request reached the server unless, after the last failed list
             request (one not retried successfully), every kind the cycle reads had been
-            listed completely again: all pages answered 200 and whole (journal)
-  limits    per cycle (a cycle starts with its first nodes page), the evictions the server
-            carried out (201, or KubeVirt's 429 "Eviction triggered evacuation") stay within
-            the policy's total and per-node limits (journal)
+            listed completely again: all pages answered 200 and whole (journal). On the
+            watch cache: unless every kind was synced, i.e. listed completely, and since its
+            last failure (a failed list, a watch refused, a watch that ended in 410, the
+            server restarting) listed completely again or, for a refused watch or a
+            restart, watched again with a 200; and the pod itself was read (GET, 200) just
+            before its eviction
+  limits    per cycle (a cycle starts with its first nodes page; on the watch cache, which
+            sends no list per cycle, at the time its log says "Resetting pod evictor
+            counters"), the evictions the server carried out (201, or KubeVirt's 429
+            "Eviction triggered evacuation") stay within the policy's total and per-node
+            limits (journal)
   log       the failure is named by the expected line(s), as many times as it happened, and
             no other error line appears
   recovery  a later cycle completes (a loop: at least three cycles in all and one after the
@@ -151,14 +159,36 @@ LIMIT_LINE = re.compile(r'^E.*"Error evicting pod" err="maximum number of evicte
 READ_FAILED = r'^E.*"Failed to read the cluster state; nothing is evicted this cycle" err="failed to list '
 EVICT_ERROR = r'^E.*"Error evicting pod" err='
 PLUGIN_SAYS = r'^E.*"eviction failed" err="the pod could not be evicted" plugin="LowNodeUtilization"'
+WATCH_LIST_FAILED = r'^E.*"Failed to list for the watch cache; it is not synced until a list succeeds" err="failed to list '
+NOT_SYNCED = r'^E.*"Failed to read the cluster state; nothing is evicted this cycle" err="the watch cache is not synced: '
+PLURAL = {p: p.rsplit("/", 1)[1] for p in LISTS}
+MODES = ("oneshot", "loop", "watch")
+
+
+def on_cache(expect):
+    """A failed list as the watch cache names it: once when its list fails, and in the cycle(s)
+    that find the cache not synced until the list is made again a second later."""
+    out = []
+    for rx, low, high in expect:
+        if rx.startswith(READ_FAILED):
+            tail = rx[len(READ_FAILED):]
+            plural = PLURAL[next(p for p in LISTS if tail.startswith(p.replace(".", "\\.")) or tail.startswith(p))]
+            out.append((WATCH_LIST_FAILED + tail, low, high))
+            out.append((NOT_SYNCED + plural + ": listing failed: failed to list " + tail, 1, 2))
+        else:
+            out.append((rx, low, high))
+    return out
 
 
 def row(name, rules, expect, oneshot=True, loop=True, when="start", special=None, oneshot_exit=0,
-        oneshot_expect=None):
-    """expect: [(regex, low, high)] lines that must appear low..high times (high None: any)."""
+        oneshot_expect=None, watch=True, watch_expect=None):
+    """expect: [(regex, low, high)] lines that must appear low..high times (high None: any);
+    watch_expect: the same for the loop on the watch cache (default: expect, failed lists as the
+    cache names them)."""
     return {"name": name, "rules": rules, "expect": expect, "oneshot": oneshot, "loop": loop,
             "when": when, "special": special, "oneshot_exit": oneshot_exit,
-            "oneshot_expect": oneshot_expect}
+            "oneshot_expect": oneshot_expect, "watch": watch,
+            "watch_expect": watch_expect if watch_expect is not None else on_cache(expect)}
 
 
 ROWS = [
@@ -180,7 +210,9 @@ ROWS = [
           "message": "The provided continue parameter is too old to display a consistent list result. "
                      "You can start a new list without the continue parameter.", "count": 1}],
         [(r'^W.*"A paged list expired while it was read; reading the cluster again from the start" '
-          r'err="failed to list /api/v1/pods: HTTP 410: The provided continue parameter is too old', 1, 1)]),
+          r'err="failed to list /api/v1/pods: HTTP 410: The provided continue parameter is too old', 1, 1)],
+        watch_expect=[(r'^W.*"A paged list expired while it was read; listing again from the start" kind="Pod" '
+                       r'err="HTTP 410: The provided continue parameter is too old', 1, 1)]),
     row("eviction POST answers 500 (twice)",
         [{"method": "POST", "path": "/eviction$", "status": 500, "message": "Internal error occurred: etcd down",
           "count": 2}],
@@ -220,10 +252,40 @@ ROWS = [
                         r'127\.0\.0\.1:\d+: connect: connection refused"', 10, None)],
         special="outage", oneshot_exit=1,
         oneshot_expect=[(r'^E.*"failed to run descheduler server" err="Get \\"http://127\.0\.0\.1:\d+/version\\": '
-                         r'dial tcp 127\.0\.0\.1:\d+: connect: connection refused"', 1, 1)]),
+                         r'dial tcp 127\.0\.0\.1:\d+: connect: connection refused"', 1, 1)],
+        watch_expect=[(r'^E.*"Watch failed; retrying" err="Get \\"http://127\.0\.0\.1:\d+/[^"]*watch=true\\": dial tcp '
+                       r'127\.0\.0\.1:\d+: connect: connection refused"', len(LISTS), None),
+                      (r'^E.*"Watch stream broke; opening it again"', 0, None),
+                      (NOT_SYNCED + r'.*watch failed: Get \\"http://127\.0\.0\.1:\d+/.*connection refused"', 10, None),
+                      (r'^I.*"The watch cannot go on; listing again" kind="[A-Za-z]*" why="too old resource version',
+                       len(LISTS), len(LISTS))]),
+    # the watch cache's own faults (a one-shot run and the listing loop open no watch)
+    row("a watch ends with 410 Gone (an ERROR event)",
+        [{"verb": "watch", "path": "^/api/v1/pods$", "watchExpire": 1, "count": 1}], [],
+        oneshot=False, loop=False,
+        watch_expect=[(r'^I.*"The watch cannot go on; listing again" kind="Pod" why="apisim injected fault: the watch '
+                       r'expired"', 1, 1),
+                      (r'^I.*"Listed for the watch cache" kind="Pod" reason="expired"', 1, 1)]),
+    row("a watch stream is cut after an event",
+        [{"verb": "watch", "path": "^/api/v1/pods$", "watchCut": 1, "count": 1}], [],
+        oneshot=False, loop=False,
+        watch_expect=[(r'^E.*"Watch stream broke; opening it again" err=.* kind="Pod"', 1, 1)]),
+    row("watch events repeated and out of order",
+        [{"verb": "watch", "path": "^/api/v1/pods$", "watchDuplicate": True, "watchReorder": True, "count": 1}], [],
+        oneshot=False, loop=False,
+        watch_expect=[(r'^I.*"Ignoring a watch event" kind="Pod" type="[A-Z]*" object="[^"]*" name="[^"]*" '
+                       r'why="repeated"', 1, None)]),
+    row("a watch refused (503) three times after a cut",
+        [{"verb": "watch", "path": "^/api/v1/pods$", "watchCut": 1, "count": 1},
+         {"verb": "watch", "path": "^/api/v1/pods$", "status": 503, "count": 3}], [],
+        oneshot=False, loop=False,
+        watch_expect=[(r'^E.*"Watch stream broke; opening it again" err=.* kind="Pod"', 1, 1),
+                      (r'^E.*"Watch failed; retrying" err="HTTP 503: apisim injected fault: HTTP 503" kind="Pod"', 3, 3),
+                      (NOT_SYNCED + E('pods: watch failed: HTTP 503: apisim injected fault: HTTP 503"'), 1, None)]),
 ]
 
 ONESHOT_NA = "n/a: leader election needs `--descheduling-interval` (upstream refuses it for one-shot runs)"
+WATCH_NA = "n/a: opens no watch"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,26 +326,33 @@ class Sim:
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
 
-    def settled_journal(self):
-        """The journal once no request is being served (a slow answer is still recorded)."""
+    def settled_journal(self, watches=True):
+        """The journal once no request is being served (a slow answer is still recorded; a watch
+        is recorded when it ends, within a second of its client going). watches=False: the open
+        watches are not waited for (the server is about to stop while its client still runs)."""
         end = time.monotonic() + 30
         while True:
             j = self.ctl("GET", "journal")
-            if j["inFlight"] == 0 or time.monotonic() > end:
+            busy = j["inFlight"] - (0 if watches else j.get("inFlightWatches", 0))
+            if busy <= 0 or time.monotonic() > end:
                 return j["items"]
             time.sleep(0.1)
 
     def journal(self):
+        """The whole journal; call it once the descheduler has stopped."""
         return self.journal_saved + (self.settled_journal() if self.proc else [])
 
     def stop(self):
         """SIGTERM: the simulator writes its state to state.json and exits."""
         if not self.proc:
             return
-        self.journal_saved += self.settled_journal()
+        self.journal_saved += self.settled_journal(watches=False)
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=15)
         self.proc = None
+        # what the server knew is gone with it: a watch cache must read again
+        self.journal_saved.append({"method": "RESTART", "path": "", "query": "", "status": 0,
+                                   "outcome": "restart", "fault": None, "t": time.time(), "end": time.time()})
 
     def restart(self):
         self.start(self.state)
@@ -298,13 +367,15 @@ class Sim:
 class Run:
     """The descheduler, stderr to a file."""
 
-    def __init__(self, binary, sim, workdir, name, loop, extra=()):
+    def __init__(self, binary, sim, workdir, name, mode, extra=()):
         self.err_path = os.path.join(workdir, name + ".err")
         args = [binary, "--kubeconfig", sim.kubeconfig, "--policy-config-file", os.path.join(workdir, "policy.yaml"),
                 "--feature-gates", "EvictionsInBackground=true", "--secure-port", "0", "--v", "4",
                 "--client-connection-qps", "200", "--client-connection-burst", "200",
                 "--client-connection-timeout", "%gs" % CLIENT_TIMEOUT, "--list-page-size", str(PAGE),
-                "--descheduling-interval", "1s" if loop else "0"] + list(extra)
+                "--descheduling-interval", "0" if mode == "oneshot" else "1s"] + list(extra)
+        if mode == "loop":
+            args.append("--watch-cache=false")
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.err)
 
@@ -406,11 +477,115 @@ def check_input(journal):
     return problems
 
 
-def check_limits(journal, nodes_of):
+def klog_time(line):
+    """Epoch seconds of a klog line ("I1202 03:53:37.835997 ..."), local time, this year."""
+    m = re.match(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", line)
+    if not m:
+        return None
+    mon, day, hh, mm, ss, frac = m.groups()
+    t = time.mktime((time.localtime().tm_year, int(mon), int(day), int(hh), int(mm), int(ss), 0, 0, -1))
+    return t + float("0." + frac)
+
+
+def watch_kind(e):
+    q = e.get("query") or ""
+    if e["method"] == "GET" and e["path"] in LISTS and ("watch=true" in q or "watch=1" in q):
+        return e["path"]
+    return None
+
+
+def check_input_watch(journal, cycle_starts):
+    """On the watch cache: every eviction follows a read of its pod, and every kind was synced
+    when its cycle began (what happens to a watch during the cycle does not change what the
+    cycle decided; the read of each pod is what catches a change)."""
+    events = [(t, -1, "cycle", None, None) for t in cycle_starts if t is not None]  # (time, order, what, kind, entry)
+    # a watch that ended in 410 is recorded when the server is done with it, which may be after
+    # the client has begun to list again: it expired at the latest when that list began
+    list_starts = {}
+    for e in journal:
+        kind = list_kind(e)
+        if kind and "continue=" not in e["query"]:
+            list_starts.setdefault(kind, []).append(e["t"])
+    for i, e in enumerate(journal):
+        if e["method"] == "RESTART":
+            events.append((e["t"], 0, "restart", None, e))
+            continue
+        kind = list_kind(e)
+        if kind and "watch=" not in (e.get("query") or ""):
+            events.append((e["t"], 1, "list", kind, (i, e)))
+            continue
+        kind = watch_kind(e)
+        if kind:
+            events.append((e["t"], 1, "watch-open" if e["status"] == 200 else "watch-refused", kind, e))
+            if e["outcome"] == "expired":
+                when = min([e.get("end") or e["t"]] + [t for t in list_starts.get(kind, []) if t > e["t"]])
+                events.append((when, 0.5, "watch-expired", kind, e))
+            continue
+        if is_eviction(e) or (e["method"] == "GET" and "/pods/" in e["path"]):
+            events.append((e["t"], 2, "evict" if is_eviction(e) else "get-pod", None, e))
+    events.sort(key=lambda x: (x[0], x[1]))
+    state = {k: "unlisted" for k in LISTS}  # unlisted | synced | needs-list | needs-watch
+    running = {}
+    last_get = {}
+    problems = []
+    at_cycle_start = []
+    for t, _, what, kind, x in events:
+        if what == "cycle":
+            at_cycle_start = [PLURAL[k] + " " + v for k, v in state.items() if v != "synced"]
+        elif what == "restart":
+            for k in LISTS:
+                if state[k] == "synced":
+                    state[k] = "needs-watch"
+        elif what == "list":
+            i, e = x
+            if failed(e):
+                url = (e["method"], e["path"], e["query"])
+                recovered = any(not failed(y) for y in journal[i + 1:]
+                                if (y["method"], y["path"], y["query"]) == url)
+                if not recovered:
+                    state[kind] = "needs-list" if state[kind] != "unlisted" else "unlisted"
+                    running[kind] = False
+                continue
+            if "continue=" not in e["query"]:
+                running[kind] = True
+            if running.get(kind) and e.get("continue") is False:
+                state[kind] = "synced"
+                running[kind] = False
+        elif what == "watch-open":
+            if state[kind] == "needs-watch":
+                state[kind] = "synced"
+        elif what == "watch-refused":
+            if state[kind] == "synced":
+                state[kind] = "needs-watch"
+        elif what == "watch-expired":
+            if state[kind] != "unlisted":
+                state[kind] = "needs-list"
+        elif what == "get-pod":
+            if x["status"] == 200:
+                last_get[x["path"]] = t
+        elif what == "evict":
+            if at_cycle_start:
+                problems.append("eviction %s sent in a cycle that began with the cache not synced (%s)"
+                                % (x["path"], ", ".join(at_cycle_start)))
+            pod = x["path"][:-len("/eviction")]
+            if pod not in last_get:
+                problems.append("eviction %s sent without reading the pod first" % x["path"])
+            else:
+                del last_get[pod]
+    return problems
+
+
+def check_limits(journal, nodes_of, cycle_starts=None):
     problems = []
     cycle, per_node, total, n = 0, {}, 0, 0
+    starts = sorted(t for t in (cycle_starts or []) if t is not None)
+    if cycle_starts is not None:
+        journal = sorted(journal, key=lambda e: e["t"])
     for e in journal:
-        if list_kind(e) == "/api/v1/nodes" and "continue=" not in e["query"]:
+        if cycle_starts is None and list_kind(e) == "/api/v1/nodes" and "continue=" not in e["query"]:
+            cycle, per_node, total = cycle + 1, {}, 0
+        while starts and e["t"] >= starts[0]:
+            starts.pop(0)
             cycle, per_node, total = cycle + 1, {}, 0
         if is_eviction(e) and accepted(e):
             n += 1
@@ -496,6 +671,38 @@ def self_test():
     bg = dict(ev, status=429, message="admission webhook denied the request: " + BACKGROUND_TEXT + " of VMI")
     assert check_limits(read() + evs[:3] + [bg], nodes)[0], "a KubeVirt 429 not counted"
     assert check_account('"Evicted pod" pod="a"', [ev, ev]), "an unaccounted 201 not seen"
+    # the watch cache
+    def timed(entries, t0=100.0):
+        return [dict(e, t=t0 + i, end=t0 + i + 0.5) for i, e in enumerate(entries)]
+
+    def watch(p, status=200, outcome="sent", fault=None):
+        return {"method": "GET", "path": p, "query": "allowWatchBookmarks=true&resourceVersion=5&watch=true",
+                "status": status, "outcome": outcome, "fault": fault}
+
+    get = {"method": "GET", "path": "/api/v1/namespaces/apps/pods/web-n1-0", "query": "", "status": 200,
+           "outcome": "sent", "fault": None}
+    opened = read() + [watch(p) for p in LISTS]
+
+    def cycle_then(entries, tail):
+        """entries, a cycle start, then tail; the cycle starts between them"""
+        j = timed(entries + tail)
+        return j, [100.0 + len(entries) - 0.5]
+
+    assert check_input_watch(*cycle_then(opened, [get, ev])) == [], "a synced cache was refused"
+    assert check_input_watch(*cycle_then(opened, [ev])), "an eviction without reading its pod first was not seen"
+    assert check_input_watch(*cycle_then(read("/api/v1/pods"), [get, ev])), "an incomplete first list was not seen"
+    refused = opened + [watch("/api/v1/pods", 503, fault="status=503")]
+    assert check_input_watch(*cycle_then(refused, [get, ev])), "a cycle begun while a watch was refused was not seen"
+    assert check_input_watch(*cycle_then(refused + [watch("/api/v1/pods")], [get, ev])) == [], \
+        "a watch open again refused"
+    assert check_input_watch(*cycle_then(opened, [watch("/api/v1/pods", 503, fault="status=503"), get, ev])) == [], \
+        "a watch refused after the cycle began was taken against it"
+    expired = opened[:-1] + [watch(LISTS[-1], outcome="expired", fault="watchExpire=1")]
+    assert check_input_watch(*cycle_then(expired + [watch(LISTS[-1])], [get, ev])), "an expired watch not needing a list"
+    restart = {"method": "RESTART", "path": "", "query": "", "status": 0, "outcome": "restart", "fault": None}
+    assert check_input_watch(*cycle_then(opened + [restart], [get, ev])), "a cycle right after a restart was not seen"
+    assert check_limits(timed(evs), nodes, [0.0]) != ([], 4), "four evictions in one cycle (by the log) not seen"
+    assert check_limits(timed(evs), nodes, [0.0, 102.0])[0] == [], "two cycles (by the log) taken as one"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,19 +718,20 @@ def run_cell(binary, r, mode, base, nodes_of):
     res = {k: [] for k in ("crash", "input", "limits", "log", "recovery", "account")}
     texts = []
     try:
-        expect = r["oneshot_expect"] if mode == "oneshot" and r["oneshot_expect"] else r["expect"]
+        expect = r["oneshot_expect"] if mode == "oneshot" and r["oneshot_expect"] else \
+            r["watch_expect"] if mode == "watch" else r["expect"]
         if r["when"] == "start" and r["rules"]:
             sim.ctl("POST", "faults", r["rules"])
         if mode == "oneshot":
             if r["special"] == "outage":
                 sim.stop()
                 down = time.monotonic()
-                first = Run(binary, sim, work, "run1", False)
+                first = Run(binary, sim, work, "run1", mode)
                 rc = first.wait(60)
                 texts.append(first.text())
                 time.sleep(max(0.0, OUTAGE - (time.monotonic() - down)))
                 sim.restart()
-                second = Run(binary, sim, work, "run2", False)
+                second = Run(binary, sim, work, "run2", mode)
                 rc2 = second.wait(60)
                 texts.append(second.text())
                 if rc not in (r["oneshot_exit"],):
@@ -531,7 +739,7 @@ def run_cell(binary, r, mode, base, nodes_of):
                 if rc2 != 0:
                     res["recovery"].append("the next run after the outage exited %s" % rc2)
             else:
-                run = Run(binary, sim, work, "run", False)
+                run = Run(binary, sim, work, "run", mode)
                 rc = run.wait(60)
                 texts.append(run.text())
                 if rc != r["oneshot_exit"]:
@@ -544,7 +752,7 @@ def run_cell(binary, r, mode, base, nodes_of):
             if r["special"] in ("lease", "lease-lost"):
                 extra = ["--leader-elect", "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline",
                          "3s", "--leader-elect-retry-period", "500ms"]
-            run = Run(binary, sim, work, "run", True, extra)
+            run = Run(binary, sim, work, "run", mode, extra)
             if r["when"] == "after-first-cycle" or r["special"] == "outage":
                 if not run.wait_cycles(1, 30):
                     res["recovery"].append("the first cycle did not complete")
@@ -569,7 +777,7 @@ def run_cell(binary, r, mode, base, nodes_of):
                     res["input"].append("%d evictions sent after the lease was lost" % len(late_evictions))
                 # recovery: a new process takes the lease over once it expires and completes a cycle
                 sim.ctl("DELETE", "faults")
-                nxt = Run(binary, sim, work, "run2", True, extra)
+                nxt = Run(binary, sim, work, "run2", mode, extra)
                 ok = nxt.wait_cycles(1, 30)
                 rc2 = nxt.stop()
                 texts.append(nxt.text())
@@ -578,6 +786,16 @@ def run_cell(binary, r, mode, base, nodes_of):
             else:
                 need = 3 + (1 if r["when"] == "start" else 0)
                 run.wait_cycles(max(need, run.cycles() + 1), 60)
+                # a cycle must also complete after the last failure named (a watch that comes
+                # back after a backoff takes a few seconds)
+                end = time.monotonic() + 30
+                while time.monotonic() < end and run.proc.poll() is None:
+                    lines = run.text().splitlines()
+                    lf = max((i for i, ln in enumerate(lines) if any(re.search(rx, ln) for rx, _, _ in expect)),
+                             default=-1)
+                    if any('"Number of evictions/requests"' in ln for ln in lines[lf + 1:]):
+                        break
+                    time.sleep(0.1)
                 t = run.text()
                 last_fail = max((i for i, ln in enumerate(t.splitlines())
                                  if any(re.search(rx, ln) for rx, _, _ in expect)), default=-1)
@@ -595,8 +813,13 @@ def run_cell(binary, r, mode, base, nodes_of):
                     res["recovery"].append("no cycle completed after the last failure")
         journal = sim.journal()
         text = "\n".join(texts)
-        res["input"] += check_input(journal)
-        lim, carried = check_limits(journal, nodes_of)
+        if mode == "watch":
+            starts = [klog_time(ln) for ln in text.splitlines() if "Resetting pod evictor counters" in ln]
+            res["input"] += check_input_watch(journal, starts)
+            lim, carried = check_limits(journal, nodes_of, starts)
+        else:
+            res["input"] += check_input(journal)
+            lim, carried = check_limits(journal, nodes_of)
         res["limits"] += lim
         res["log"] += check_log(text, expect)
         res["account"] += check_account(text, journal)
@@ -618,29 +841,37 @@ def render(results):
            "fault is injected; \"held\" means all six invariants below held. The simulator is not shared between",
            "cells: each cell starts from the same cluster, so each has evictions for the limits to cap (a start",
            "takes about half a second). One-shot runs use",
-           "`--descheduling-interval 0`; loop runs use `--descheduling-interval 1s` and last at least three cycles.",
+           "`--descheduling-interval 0`; loop runs use `--descheduling-interval 1s` and last at least three cycles,",
+           "listing the cluster every cycle (`--watch-cache=false`) or on the watch cache (Deployment mode's default:",
+           "list once, then watch; `src/kube/watch.h`).",
            "All runs use `--client-connection-timeout %gs` and `--list-page-size %d`, so the pods take several pages." %
            (CLIENT_TIMEOUT, PAGE), "",
-           "| fault | one-shot (`--descheduling-interval 0`) | loop (`--descheduling-interval 1s`, ≥ 3 cycles) |",
-           "|---|---|---|"]
+           "| fault | one-shot (`--descheduling-interval 0`) | loop, listing every cycle (`--watch-cache=false`) "
+           "| loop on the watch cache |",
+           "|---|---|---|---|"]
     for r in ROWS:
         cells = []
-        for mode in ("oneshot", "loop"):
+        for mode in MODES:
             res = results.get((r["name"], mode))
             if res is None:
-                cells.append(ONESHOT_NA if mode == "oneshot" and not r["oneshot"] else "not run")
+                cells.append(ONESHOT_NA if mode == "oneshot" and not r["oneshot"] and r["loop"] else
+                             WATCH_NA if not r[mode] else "not run")
                 continue
             bad = [k for k, v in res.items() if v]
             cells.append("held (6/6)" if not bad else "**NOT held: %s**" % ", ".join(bad))
-        out.append("| %s | %s | %s |" % (r["name"], cells[0], cells[1]))
+        out.append("| %s | %s | %s | %s |" % (r["name"], cells[0], cells[1], cells[2]))
     out += ["", "## Invariants", "",
             "| invariant | checked how |", "|---|---|",
             "| crash | no signal, no sanitizer text; one-shot exit 0 (1 where the run is meant to give up); a loop "
             "exits 0 on SIGTERM, or by itself with 0 when it lost its lease |",
             "| input | server-side, from the simulator's request journal: no eviction request arrived unless every "
             "kind the cycle reads (%d lists) had been listed completely, every page 200 and whole, after the last "
-            "failed list request that was not retried successfully |" % len(LISTS),
-            "| limits | server-side: per cycle, evictions carried out (201, or KubeVirt's 429 \"%s\") ≤ "
+            "failed list request that was not retried successfully; on the watch cache, unless every kind was "
+            "listed completely and, since its last failure (a failed list, a refused watch, a watch ended by 410, "
+            "the server restarting), listed again or (refused watch, restart) watched again with a 200, and the "
+            "pod was read (GET 200) just before |" % len(LISTS),
+            "| limits | server-side: per cycle (on the watch cache, which lists nothing per cycle, cycles start at "
+            "the log's \"Resetting pod evictor counters\" times), evictions carried out (201, or KubeVirt's 429 \"%s\") ≤ "
             "`maxNoOfPodsToEvictTotal` (%d) and per node ≤ `maxNoOfPodsToEvictPerNode` (%d); an eviction whose "
             "answer never arrived counts, since the server may have carried it out |"
             % (BACKGROUND_TEXT, LIMIT_TOTAL, LIMIT_NODE),
@@ -658,6 +889,9 @@ def render(results):
         if r["when"] == "after-first-cycle":
             inj += " (after the first cycle)"
         lines = "<br>".join("`%s`" % rx.replace("|", "\\|") for rx, _, _ in r["expect"])
+        if r["watch"] and r["watch_expect"] != r["expect"]:
+            lines += ("<br>" if lines else "") + "watch cache: " + "<br>".join(
+                "`%s`" % rx.replace("|", "\\|") for rx, _, _ in r["watch_expect"])
         if r["oneshot_expect"]:
             lines += "<br>one-shot: " + "<br>".join("`%s`" % rx.replace("|", "\\|") for rx, _, _ in r["oneshot_expect"])
         out.append("| %s | %s | %s |" % (r["name"], inj.replace("|", "\\|"), lines))
@@ -669,6 +903,9 @@ def render(results):
             "- An eviction request that got no answer (timeout, reset) counts against the limits: the server may "
             "have carried it out.",
             "- A one-shot run that cannot reach the API server at start exits 1 at once; the next run recovers.",
+            "- On the watch cache a kind whose list or watch failed makes every cycle evict nothing until it is listed "
+            "or watched again; a watch that ends is opened again from its resourceVersion; 410 lists that kind "
+            "again; every pod is read again just before its eviction.",
             ""]
     return "\n".join(out)
 
@@ -695,7 +932,7 @@ def main():
     for r in ROWS:
         if a.only and a.only not in r["name"]:
             continue
-        for mode in ("oneshot", "loop"):
+        for mode in MODES:
             if not r[mode]:
                 continue
             t = time.monotonic()
