@@ -84,8 +84,9 @@ def binary_path():
 
 
 class Cluster:
-    def __init__(self, workdir, migration_seconds=5.0, audit=True):
+    def __init__(self, workdir, migration_seconds=5.0, audit=True, apiserver_args=()):
         self.dir = workdir
+        self.apiserver_args = list(apiserver_args)
         self.migration_seconds = migration_seconds
         self.audit = audit
         self.procs = []
@@ -160,7 +161,7 @@ class Cluster:
                 # no controller-manager creates ServiceAccounts; no node controller lifts the
                 # not-ready taint a new Node gets
                 "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
-                "--endpoint-reconciler-type", "none", "--profiling=false", "--v", "1"]
+                "--endpoint-reconciler-type", "none", "--profiling=false", "--v", "1"] + self.apiserver_args
         if self.audit:
             argv += ["--audit-policy-file", os.path.join(d, "audit-policy.yaml"),
                      "--audit-log-path", self.audit_log, "--audit-log-format", "json", "--audit-log-maxbackup", "0"]

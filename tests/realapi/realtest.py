@@ -31,13 +31,13 @@ from simtest import SimProcess  # noqa: E402
 class RealServer:
     authorizes = True  # RBAC is enforced (the simulator only stores roles)
 
-    def __init__(self, snapshot, args=()):
+    def __init__(self, snapshot, args=(), apiserver_args=()):
         args = list(args)
         migration = float(args[args.index("--migration-seconds") + 1]) if "--migration-seconds" in args else 5.0
         self.tmp = tempfile.mkdtemp(prefix="realapi-test-")
         self.lines = []
         realapi.log = self._log  # the harness's lines, kept for log()
-        self.cluster = realapi.Cluster(os.path.join(self.tmp, "cluster"), migration)
+        self.cluster = realapi.Cluster(os.path.join(self.tmp, "cluster"), migration, apiserver_args=apiserver_args)
         os.makedirs(self.cluster.dir)
         self.user = None
         try:

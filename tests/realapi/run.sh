@@ -28,11 +28,12 @@ command -v etcd >/dev/null || { echo "SKIP realapi tier: no etcd (Debian package
 export LIVE_BACKEND=realapi
 failed=0
 # the live scripts that make sense on a real server: the seed scenario, failures (PDB 429),
-# leader election on a real Lease, VM safety rules. The others drive the simulator itself
+# leader election on a real Lease, the watch cache (lists, watches, a cycle on it equal to one on
+# a fresh list), VM safety rules. The others drive the simulator itself
 # (faults, TLS/token set-ups, objects a real server refuses to store).
 # (tests/cli/run-scripts.sh: a skipped script or part is reported as such, never as a pass)
 tests/cli/run-scripts.sh --label "(realapi)" tests/cli/t0200-live-seed.sh tests/cli/t0201-live-failures.sh \
-  tests/cli/t0203-live-leader.sh tests/cli/t0210-live-vm-safety.sh || failed=1
+  tests/cli/t0203-live-leader.sh tests/cli/t0207-live-watch-cache.sh tests/cli/t0210-live-vm-safety.sh || failed=1
 if python3 -m unittest discover -s tests/deploy -p 'test_rbac.py'; then echo "ok   tests/deploy/test_rbac.py (realapi)"
 else echo "FAIL tests/deploy/test_rbac.py (realapi)"; failed=1; fi
 if python3 -m unittest discover -s tests/realapi -p 'test_*.py'; then echo "ok   tests/realapi/test_*.py"

@@ -9,10 +9,15 @@ and runs the real binary ($DESCHEDULER, default build/descheduler) against it:
   exactly the same ones: the simulator-side checker agrees with the real thing;
 - PagedLists: 1,100 pods are read in pages of 500 with the server's continue tokens, every pod
   reaches the cycle;
-- LoopAcrossCompactions: loop mode (1 s interval) while the cluster changes between cycles and
-  etcd is compacted each time (older resourceVersions, continue tokens and watches from before
-  get 410); every cycle's decisions follow the cluster as it is then. Today each cycle lists
-  afresh; a watch cache must keep these decisions when its watches are expired by compaction.
+- LoopAcrossCompactions: loop mode (1 s interval, listing every cycle: --watch-cache=false)
+  while the cluster changes between cycles and etcd is compacted each time (older
+  resourceVersions and continue tokens get 410); every cycle's decisions follow the cluster as
+  it is then;
+- WatchCacheAcrossCompactions: the same on the watch cache, against a kube-apiserver whose own
+  watch cache is off (--watch-cache=false: watches are served by etcd, as the apiserver's cache
+  would after falling behind), so that a watch opened again after a compaction gets 410 from
+  the real server; the descheduler lists those kinds again and its decisions still follow the
+  cluster.
 """
 
 import copy
@@ -79,7 +84,9 @@ def write_policy(tmp):
 
 
 class OwnCluster(unittest.TestCase):
-    """A real API server for the class, loaded with cls.items()."""
+    """A real API server for the class, loaded with cls.items(), started with APISERVER_ARGS."""
+
+    APISERVER_ARGS = ()
 
     @classmethod
     def items(cls):
@@ -88,7 +95,7 @@ class OwnCluster(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="realapi-%s-" % cls.__name__)
-        cls.sim = realtest.RealServer(snapshot(cls.items(), cls.tmp))
+        cls.sim = realtest.RealServer(snapshot(cls.items(), cls.tmp), apiserver_args=cls.APISERVER_ARGS)
 
     @classmethod
     def tearDownClass(cls):
@@ -164,6 +171,11 @@ class PagedLists(OwnCluster):
 
 
 class LoopAcrossCompactions(OwnCluster):
+    FLAGS = ["--watch-cache=false"]
+
+    def extra_checks(self, log):
+        self.assertNotIn("Listed for the watch cache", log)
+
     @classmethod
     def items(cls):
         return [node("n1"), node("n2"), pod("keep-0", "n1", tolerate=True), pod("web-0", "n1"), pod("web-1", "n2")]
@@ -172,7 +184,7 @@ class LoopAcrossCompactions(OwnCluster):
         policy = write_policy(self.tmp)
         sim = self.sim
         p = dl.Process([dl.binary(), "--kubeconfig", sim.kubeconfig, "--secure-port", "0",
-                        "--policy-config-file", policy, "--descheduling-interval", "1s", "--v", "3"],
+                        "--policy-config-file", policy, "--descheduling-interval", "1s", "--v", "3"] + self.FLAGS,
                        self.tmp, "loop")
         try:
             cycles = lambda: p.log().count('"Number of evictions/requests"')  # noqa: E731
@@ -215,6 +227,21 @@ class LoopAcrossCompactions(OwnCluster):
         code, body = sim.cluster.etcd_range_at(first - 1)
         self.assertNotEqual(code, 200, body)
         self.assertIn("required revision has been compacted", json.dumps(body))
+        self.extra_checks(log)
+
+
+class WatchCacheAcrossCompactions(LoopAcrossCompactions):
+    APISERVER_ARGS = ["--watch-cache=false"]
+    # watches served by etcd send no bookmarks: a quiet one is opened again after 2 s, from its
+    # last resourceVersion, which a compaction in between has removed
+    FLAGS = ["--watch-stall-timeout", "2s"]
+
+    def extra_checks(self, log):
+        self.assertIn('"Listed for the watch cache" kind="Pod" reason="start"', log)
+        expired = [l for l in log.splitlines() if '"Listed for the watch cache"' in l and 'reason="expired"' in l]
+        self.assertTrue(expired, "no kind was listed again after a compaction:\n" + log[-3000:])
+        self.assertIn('"The watch cannot go on; listing again"', log)
+        self.assertNotIn("the watch cache is not synced", log)
 
 
 if __name__ == "__main__":
