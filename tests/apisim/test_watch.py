@@ -156,5 +156,77 @@ class Watch(unittest.TestCase):
         self.assertEqual(len(w.wait(7)), 7)
 
 
+    def test_too_large_resource_version_is_504(self):
+        rv = int(self.sim.obj(PODS)["metadata"]["resourceVersion"])
+        code, _, body = self.sim.request("GET", PODS + "?watch=true&resourceVersion=%d" % (rv + 1000))
+        self.assertEqual(code, 504)
+        self.assertTrue(body["message"].startswith("Too large resource version: %d, current: " % (rv + 1000)))
+        self.assertEqual(body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge")
+
+
+class WatchFaults(unittest.TestCase):
+    """The watch fault keys (simfaults.py): what a client's watch cache must survive."""
+
+    def setUp(self):
+        self.sim = SimProcess()
+        self.streams = []
+
+    def tearDown(self):
+        for s in self.streams:
+            s.close()
+        self.assertEqual(self.sim.stop(), 0)
+
+    def watch_with(self, rule):
+        self.assertIn(self.sim.request("POST", "/_sim/faults", dict(rule, verb="watch", count=1))[0], (200, 201))
+        rv = self.sim.obj(PODS)["metadata"]["resourceVersion"]
+        s = WatchStream(self.sim, PODS + "?watch=true&resourceVersion=" + rv)
+        self.streams.append(s)
+        self.assertEqual(s.resp.status, 200)
+        return s
+
+    def two_changes(self):
+        """Two changes made in one write burst (one batch for the watcher)."""
+        pod = self.sim.obj(PODS + "/" + self.sim.obj(PODS)["items"][0]["metadata"]["name"])
+        items = []
+        for n in ("1", "2"):
+            p = json.loads(json.dumps(pod))
+            p["metadata"].setdefault("annotations", {})["t"] = n
+            items.append(p)
+        code, _, _ = self.sim.request("POST", "/_sim/load", {"apiVersion": "v1", "kind": "List", "items": items})
+        self.assertEqual(code, 200)
+
+    def test_duplicate_and_reorder(self):
+        w = self.watch_with({"watchDuplicate": True, "watchReorder": True})
+        self.two_changes()
+        evs = w.wait(4)
+        anns = [e["object"]["metadata"]["annotations"]["t"] for e in evs]
+        self.assertEqual(anns, ["2", "2", "1", "1"])
+        rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in evs]
+        self.assertGreater(rvs[0], rvs[2], "the newer event first")
+
+    def test_expire_after_one_event(self):
+        w = self.watch_with({"watchExpire": 1})
+        self.sim.request("POST", PODS, new_pod("x1"))
+        self.assertTrue(w.done.wait(5), "the stream ends after the error")
+        self.assertEqual([e["type"] for e in w.events], ["ADDED", "ERROR"])
+        self.assertEqual(w.events[1]["object"]["code"], 410)
+        journal = self.sim.obj("/_sim/journal")["items"]
+        self.assertEqual([e["outcome"] for e in journal if "watch=true" in e["query"]], ["expired"])
+
+    def test_cut_after_one_event(self):
+        w = self.watch_with({"watchCut": 1})
+        self.sim.request("POST", PODS, new_pod("x2"))
+        self.sim.request("POST", PODS, new_pod("x3"))
+        self.assertTrue(w.done.wait(5), "the connection is reset")
+        self.assertEqual([e["object"]["metadata"]["name"] for e in w.events], ["x2"])
+
+    def test_drop(self):
+        w = self.watch_with({"watchDrop": True})
+        self.sim.request("POST", PODS, new_pod("x4"))
+        time.sleep(1.5)
+        self.assertEqual(w.events, [])
+        self.assertEqual(self.sim.obj("/_sim/journal")["inFlightWatches"], 1)
+
+
 if __name__ == "__main__":
     unittest.main()
