@@ -94,6 +94,72 @@ static void rd_map_put(arena *a, rd_map *m, const char *key, size_t val) {
   m->vals[i] = val;
 }
 
+/* ---------- a map from tuples of pointers to indexes, in the plugin's scratch arena ----------
+ * Keys are arrays of pointers compared as bytes: interned strings (namespaces, owner kinds and
+ * names, model.h) are equal exactly when their pointers are, and the other strings a key holds
+ * are first made canonical through an rd_map of their text (rd_canon). */
+
+typedef struct {
+  const void *const *key;
+  size_t n;
+  uint64_t hash;
+  size_t val;
+} rd_tslot;
+
+typedef struct {
+  rd_tslot *slots;
+  size_t cap, n;
+} rd_tmap;
+
+static uint64_t rd_thash(const void *const *key, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (uint64_t)(uintptr_t)key[i];
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+  }
+  return h;
+}
+
+static rd_tslot *rd_tfind(const rd_tmap *m, const void *const *key, size_t n, uint64_t h) {
+  size_t i = (size_t)h & (m->cap - 1);
+  for (; m->slots[i].key; i = (i + 1) & (m->cap - 1))
+    if (m->slots[i].hash == h && m->slots[i].n == n &&
+        memcmp(m->slots[i].key, key, n * sizeof *key) == 0)
+      break;
+  return &m->slots[i];
+}
+
+/* The index stored for key, or SIZE_MAX. */
+static size_t rd_tget(const rd_tmap *m, const void *const *key, size_t n) {
+  if (!m->cap)
+    return SIZE_MAX;
+  const rd_tslot *s = rd_tfind(m, key, n, rd_thash(key, n));
+  return s->key ? s->val : SIZE_MAX;
+}
+
+/* Stores a copy of key with val (key must not be present). */
+static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size_t val) {
+  if (2 * (m->n + 1) > m->cap) {
+    rd_tmap old = *m;
+    m->cap = old.cap ? old.cap * 2 : 64;
+    m->slots = ARENA_NEWN(a, rd_tslot, m->cap);
+    m->n = 0;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.slots[i].key) {
+        rd_tslot *s = rd_tfind(m, old.slots[i].key, old.slots[i].n, old.slots[i].hash);
+        *s = old.slots[i];
+        m->n++;
+      }
+  }
+  uint64_t h = rd_thash(key, n);
+  rd_tslot *s = rd_tfind(m, key, n, h);
+  const void **copy = ARENA_NEWN(a, const void *, n ? n : 1);
+  memcpy(copy, key, n * sizeof *key);
+  *s = (rd_tslot){copy, n, h, val};
+  m->n++;
+}
+
 /* ---------- owner keys ---------- */
 
 typedef struct {
@@ -111,7 +177,7 @@ typedef struct {
 
 typedef struct {
   arena *a;
-  rd_map index; /* key text -> position in items */
+  rd_tmap index; /* (namespace, kind, name, images hash) -> position in items */
   rd_owner *items;
   size_t n, cap;
 } rd_owners;
@@ -120,13 +186,10 @@ typedef struct {
  * pointers into items do when it grows). */
 static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
                            const char *images_hash) {
-  strbuf key = {0};
-  sb_printf(&key, "%s\x1f%s\x1f%s\x1f%s", ns, ref->kind, ref->name, images_hash);
-  size_t idx;
-  if (rd_map_get(&o->index, sb_str(&key), &idx)) {
-    sb_free(&key);
+  const void *key[4] = {ns, ref->kind, ref->name, images_hash};
+  size_t idx = rd_tget(&o->index, key, 4);
+  if (idx != SIZE_MAX)
     return idx;
-  }
   if (o->n == o->cap) {
     size_t cap = o->cap ? o->cap * 2 : 16;
     rd_owner *items = ARENA_NEWN(o->a, rd_owner, cap);
@@ -145,8 +208,7 @@ static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
             images_hash);
   w->display = arena_strdup(o->a, sb_str(&disp));
   sb_free(&disp);
-  rd_map_put(o->a, &o->index, arena_strdup(o->a, sb_str(&key)), o->n);
-  sb_free(&key);
+  rd_tput(o->a, &o->index, key, 4, o->n);
   return o->n++;
 }
 
@@ -169,10 +231,6 @@ static void rd_owner_add_dup(arena *a, rd_owner *w, const node *n, pod *p) {
 
 /* ---------- per-pod signature ---------- */
 
-static int rd_cmp_str(const void *x, const void *y) {
-  return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 static bool rd_excluded_owner(const rd_args *a, const pod *p) {
   for (size_t i = 0; i < p->nowners; i++)
     if (str_list_contains(&a->exclude_owner_kinds, p->owners[i].kind))
@@ -180,39 +238,128 @@ static bool rd_excluded_owner(const rd_args *a, const pod *p) {
   return false;
 }
 
-/* The pod's images sorted ascending (byte order, as Go sorts strings), joined with '#'. */
-static const char *rd_images_hash(arena *a, const pod *p, const char ***sorted) {
-  const char **imgs = ARENA_NEWN(a, const char *, p->nimages ? p->nimages : 1);
-  memcpy(imgs, p->images, p->nimages * sizeof *imgs);
-  qsort(imgs, p->nimages, sizeof *imgs, rd_cmp_str);
-  strbuf sb = {0};
-  for (size_t i = 0; i < p->nimages; i++)
-    sb_printf(&sb, "%s%s", i ? "#" : "", imgs[i]);
-  const char *hash = arena_strdup(a, sb_str(&sb));
-  sb_free(&sb);
-  *sorted = imgs;
-  return hash;
+/* The canonical copy of a string of this run (equal texts, one pointer). */
+static const char *rd_canon(arena *a, rd_map *texts, const char *s) {
+  size_t i;
+  if (rd_map_get(texts, s, &i))
+    return texts->keys[rd_slot(texts, s)];
+  const char *copy = arena_strdup(a, s);
+  rd_map_put(a, texts, copy, 0);
+  return copy;
 }
 
-/* Sorted "namespace/kind/name/image" for every owner x image, as one string: two pods are
- * duplicates exactly when these lists are equal. */
-static const char *rd_signature(arena *a, const pod *p, const char **images) {
-  size_t n = p->nowners * p->nimages, k = 0;
-  char **parts = ARENA_NEWN(a, char *, n ? n : 1);
-  for (size_t o = 0; o < p->nowners; o++)
-    for (size_t i = 0; i < p->nimages; i++) {
-      strbuf sb = {0};
-      sb_printf(&sb, "%s/%s/%s/%s", p->ns, p->owners[o].kind, p->owners[o].name, images[i]);
-      parts[k++] = arena_strdup(a, sb_str(&sb));
-      sb_free(&sb);
-    }
-  qsort(parts, n, sizeof *parts, rd_cmp_str);
+/* What a pod's images give its keys, worked out once per images array (the pods of one
+ * ReplicaSet share theirs, model_share): the images sorted ascending (byte order, as Go sorts
+ * strings) and made canonical, and their '#'-joined text, canonical too. */
+typedef struct {
+  const char **sorted;
+  size_t n;
+  const char *hash;
+} rd_images;
+
+/* Duplicates are pods whose sorted "namespace/kind/name/image" strings, one for every owner
+ * and image, are equal (upstream's signature). None of the four parts holds a '/' except the
+ * image, which comes last, so two such lists are equal exactly when the multisets of
+ * (namespace, kind, name, image) are: a signature is that multiset, as canonical pointers
+ * sorted by value, and numbered; a pod's number is worked out once per (namespace, owners,
+ * images) arrays. */
+typedef struct {
+  arena *a;
+  rd_map texts;     /* canonical strings */
+  rd_tmap images;   /* (images array, count) -> position in img */
+  rd_images *img;
+  size_t nimg, capimg;
+  rd_tmap sig_memo; /* (namespace, owners array, count, images array, count) -> signature */
+  rd_tmap sigs;     /* the signature's sorted tuple -> its number */
+  size_t nsigs;
+  size_t *seen_on;  /* per signature: 1 + index of the node it was last seen on, 0: never */
+  size_t seen_cap;
+} rd_sigs;
+
+static int rd_cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static const rd_images *rd_images_of(rd_sigs *g, const pod *p) {
+  const void *key[2] = {p->images, (const void *)(uintptr_t)p->nimages};
+  size_t i = rd_tget(&g->images, key, 2);
+  if (i != SIZE_MAX)
+    return &g->img[i];
+  const char **sorted = ARENA_NEWN(g->a, const char *, p->nimages ? p->nimages : 1);
+  for (size_t k = 0; k < p->nimages; k++)
+    sorted[k] = rd_canon(g->a, &g->texts, p->images[k]);
+  qsort(sorted, p->nimages, sizeof *sorted, rd_cmp_str);
   strbuf sb = {0};
-  for (size_t i = 0; i < n; i++)
-    sb_printf(&sb, "%s%s", i ? "\n" : "", parts[i]);
-  const char *sig = arena_strdup(a, sb_str(&sb));
+  for (size_t k = 0; k < p->nimages; k++)
+    sb_printf(&sb, "%s%s", k ? "#" : "", sorted[k]);
+  const char *hash = rd_canon(g->a, &g->texts, sb_str(&sb));
   sb_free(&sb);
-  return sig;
+  if (g->nimg == g->capimg) {
+    size_t cap = g->capimg ? g->capimg * 2 : 64;
+    rd_images *img = ARENA_NEWN(g->a, rd_images, cap);
+    if (g->nimg)
+      memcpy(img, g->img, g->nimg * sizeof *img);
+    g->img = img;
+    g->capimg = cap;
+  }
+  g->img[g->nimg] = (rd_images){sorted, p->nimages, hash};
+  rd_tput(g->a, &g->images, key, 2, g->nimg);
+  return &g->img[g->nimg++];
+}
+
+static int rd_cmp_tuple(const void *x, const void *y) {
+  const uintptr_t *a = x, *b = y;
+  for (int i = 0; i < 3; i++)
+    if (a[i] != b[i])
+      return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+/* The number of the pod's signature. */
+static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
+  const void *memo[5] = {p->ns, p->owners, (const void *)(uintptr_t)p->nowners, p->images,
+                         (const void *)(uintptr_t)p->nimages};
+  size_t id = rd_tget(&g->sig_memo, memo, 5);
+  if (id != SIZE_MAX)
+    return id;
+  size_t n = p->nowners * im->n;
+  const void **key = ARENA_NEWN(g->a, const void *, 1 + 3 * n);
+  key[0] = p->ns;
+  uintptr_t *t = (uintptr_t *)(key + 1);
+  size_t k = 0;
+  for (size_t o = 0; o < p->nowners; o++)
+    for (size_t i = 0; i < im->n; i++) {
+      t[3 * k] = (uintptr_t)p->owners[o].kind;
+      t[3 * k + 1] = (uintptr_t)p->owners[o].name;
+      t[3 * k + 2] = (uintptr_t)im->sorted[i];
+      k++;
+    }
+  qsort(t, n, 3 * sizeof *t, rd_cmp_tuple);
+  id = rd_tget(&g->sigs, key, 1 + 3 * n);
+  if (id == SIZE_MAX) {
+    id = g->nsigs++;
+    rd_tput(g->a, &g->sigs, key, 1 + 3 * n, id);
+  }
+  rd_tput(g->a, &g->sig_memo, memo, 5, id);
+  return id;
+}
+
+/* true when the signature was already seen on node `index` (and marks it seen there) */
+static bool rd_seen_on(rd_sigs *g, size_t sig, size_t index) {
+  if (sig >= g->seen_cap) {
+    size_t cap = g->seen_cap ? g->seen_cap : 256;
+    while (cap <= sig)
+      cap *= 2;
+    size_t *s = ARENA_NEWN(g->a, size_t, cap);
+    if (g->seen_cap)
+      memcpy(s, g->seen_on, g->seen_cap * sizeof *s);
+    g->seen_on = s;
+    g->seen_cap = cap;
+  }
+  if (g->seen_on[sig] == index + 1)
+    return true;
+  g->seen_on[sig] = index + 1;
+  return false;
 }
 
 static bool rd_pod_filter(plugin_handle *h, const rd_args *a, const pod *p) {
@@ -221,34 +368,29 @@ static bool rd_pod_filter(plugin_handle *h, const rd_args *a, const pod *p) {
 }
 
 /* One node: count owner keys, find the pods whose signature was already seen on it. */
-static void rd_scan_node(plugin_handle *h, const rd_args *a, rd_owners *owners, node *nd) {
+static void rd_scan_node(plugin_handle *h, const rd_args *a, rd_owners *owners, rd_sigs *sigs,
+                         node *nd, size_t index) {
   char ref[512];
   LOGV(2, &h->log, "Processing node", LSTR("node", nd->name));
   size_t npods;
   pod **pods = fw_node_pods(h, nd, true, &npods);
-  rd_map seen = {0};
   for (size_t i = 0; i < npods; i++) {
     pod *p = pods[i];
     if (!rd_pod_filter(h, a, p))
       continue;
     if (p->nowners == 0 || rd_excluded_owner(a, p) || p->nimages == 0)
       continue;
-    const char **images;
-    const char *hash = rd_images_hash(h->scratch, p, &images);
-    size_t *keys = ARENA_NEWN(h->scratch, size_t, p->nowners);
+    const rd_images *im = rd_images_of(sigs, p);
+    size_t keys[64], *kp = p->nowners <= 64 ? keys : ARENA_NEWN(h->scratch, size_t, p->nowners);
     for (size_t o = 0; o < p->nowners; o++) {
-      keys[o] = rd_owner_get(owners, p->ns, &p->owners[o], hash);
-      owners->items[keys[o]].occurrences++;
+      kp[o] = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
+      owners->items[kp[o]].occurrences++;
     }
-    const char *sig = rd_signature(h->scratch, p, images);
-    size_t unused;
-    if (!rd_map_get(&seen, sig, &unused)) {
-      rd_map_put(h->scratch, &seen, sig, i);
+    if (!rd_seen_on(sigs, rd_signature(sigs, p, im), index))
       continue;
-    }
     LOGV(3, &h->log, "Duplicate found", LSTR("pod", pod_ref(p, ref, sizeof ref)));
     for (size_t o = 0; o < p->nowners; o++)
-      rd_owner_add_dup(h->scratch, &owners->items[keys[o]], nd, p);
+      rd_owner_add_dup(h->scratch, &owners->items[kp[o]], nd, p);
   }
 }
 
@@ -323,8 +465,9 @@ static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
   (void)err;
   const rd_args *a = vargs;
   rd_owners owners = {.a = h->scratch};
+  rd_sigs sigs = {.a = h->scratch};
   for (size_t i = 0; i < h->nnodes; i++)
-    rd_scan_node(h, a, &owners, h->nodes[i]);
+    rd_scan_node(h, a, &owners, &sigs, h->nodes[i], i);
   for (size_t i = 0; i < owners.n; i++)
     if (owners.items[i].ndups && rd_balance_owner(h, &owners.items[i]) == RD_STOP)
       break;
