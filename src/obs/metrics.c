@@ -285,8 +285,9 @@ static void render_counter(strbuf *out, const char *name) {
 static void render_skipped(strbuf *out) {
   const char *name = "descheduler_objects_skipped_total";
   sb_printf(out,
-            "# HELP %s Number of objects a descheduling cycle left out because they could not be "
-            "decoded, by kind\n# TYPE %s counter\n",
+            "# HELP %s Number of objects left out of the cluster state because they could not be "
+            "decoded, by kind (each time one is read: every cycle when the cluster is listed, once "
+            "per version on the watch cache)\n# TYPE %s counter\n",
             name, name);
   for (size_t i = 0; i < g_nskipped; i++) {
     sb_printf(out, "%s{kind=\"", name);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One bad object never stops a cycle for the rest: a pod and a PDB the decoder cannot read
-# are skipped with an error line naming them, counted in descheduler_objects_skipped_total,
+# are skipped with an error line naming them, counted in descheduler_objects_skipped_total
+# (once per version read: the loop runs on the watch cache, which reads each object once),
 # and the cycle still evicts what the rest of the cluster calls for. simulate, given the same
 # objects in a file, refuses the file (exit 2: the user's input is wrong).
 . "$(dirname "$0")/lib.sh"
@@ -36,9 +37,9 @@ expect_err_count 0 'Failed to read the cluster state'
 expect_err '"Evicted pod" pod="shop/web-6d4b9-0"'
 m=$TMP/metrics.txt
 checks=$((checks + 1))
-grep -Eq '^descheduler_objects_skipped_total\{kind="Pod"\} [2-9]' "$m" || fail "no skipped-pod count in /metrics"
+grep -Eq '^descheduler_objects_skipped_total\{kind="Pod"\} 1$' "$m" || fail "the skipped pod is not counted once in /metrics"
 checks=$((checks + 1))
-grep -Eq '^descheduler_objects_skipped_total\{kind="PodDisruptionBudget"\} [2-9]' "$m" || fail "no skipped-PDB count in /metrics"
+grep -Eq '^descheduler_objects_skipped_total\{kind="PodDisruptionBudget"\} 1$' "$m" || fail "the skipped PDB is not counted once in /metrics"
 checks=$((checks + 1))
 promtool check metrics <"$m" 2>&1 | grep -q descheduler_objects_skipped && fail "promtool finds fault with descheduler_objects_skipped_total"
 
