@@ -822,6 +822,7 @@ static void *watch_thread(void *arg) {
     kube_response resp;
     dserr err;
     count_request(w);
+    double opened_at = mono();
     int rc = kube_stream(r->client, sb_str(&path), on_stream, &s, stall, &w->quit, &resp, &err);
     sb_free(&path);
     if (w->quit) {
@@ -855,9 +856,17 @@ static void *watch_thread(void *arg) {
       snprintf(why, sizeof why, "%s", s.failure);
       push_note(w, r->k, MSG_RELIST, "broken", why);
     } else if (rc == 0 && resp.status == 200) {
-      /* the server ended the watch (its timeout): open it again from where it was */
+      /* the server ended the watch (its timeout): open it again from where it was; one that
+       * ended at once with nothing in it waits a second first (as client-go's reflector does
+       * with a very short watch), so a server that closes every watch is not asked in a loop */
       LOGV(4, NULL, "Watch ended; opening it again", LSTR("kind", kinds[r->k].kind),
            LSTR("resourceVersion", rv), LUINT("events", s.events));
+      if (s.events == 0 && mono() - opened_at < 1.0 && !sleep_or_quit(w, 1.0)) {
+        kube_response_free(&resp);
+        sb_free(&s.buf);
+        free(s.failure);
+        break;
+      }
     } else {
       if (rc == 0) {
         snprintf(why, sizeof why, "HTTP %ld: %s", resp.status, *smsg ? smsg : "(no message)");
