@@ -10,7 +10,8 @@
 #     as older than the cache), a watch answered 503 (the cache is not synced and the cycles
 #     evict nothing until it is open again). Each time the decisions still equal a fresh list's.
 #  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
-#     the check before the request sees the new UID; another pod of the same node is evicted.
+#     the check before the request sees the new UID; one deleted behind its back is not either
+#     (the check finds it gone); another pod of the same node is evicted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 POLICY=$ROOT/tests/data/live/watch-policy.yaml
@@ -238,7 +239,8 @@ cat >"$TMP/small.json" <<'EOF'
  {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True"}]}},
  {"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True"}]}},
  {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"default","uid":"11111111-1111-4111-8111-111111111111","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}},
- {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2","namespace":"default","uid":"22222222-2222-4222-8222-222222222222","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2","namespace":"default","uid":"22222222-2222-4222-8222-222222222222","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}},
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p3","namespace":"default","uid":"33333333-3333-4333-8333-333333333333","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}
 ]}
 EOF
 cat >"$TMP/taints.yaml" <<'EOF'
@@ -265,6 +267,8 @@ cat >"$TMP/p1.json" <<'EOF'
 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"default","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"aaaaaaaa-0000-4000-8000-000000000001","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}
 EOF
 kc create -f "$TMP/p1.json" >/dev/null || fail "kubectl create p1"
+# p3 is deleted for good; the cache, its events dropped, still holds it
+kc delete pod p3 --grace-period=0 --force >/dev/null 2>&1 || fail "kubectl delete p3"
 kc taint node n1 dedicated=other:NoSchedule >/dev/null || fail "kubectl taint"
 for _ in $(seq 1 100); do grep -q '"Evicted pod" pod="default/p2"' "$TMP/err" && break; sleep 0.1; done
 wait_cycles 1
@@ -272,11 +276,13 @@ stop_loop
 expect_err '"Error evicting pod" err="not sent: the pod was replaced by another of the same name (uid '
 expect_err 'the cycle decided on 11111111-1111-4111-8111-111111111111)" pod="default/p1"'
 expect_err '"Evicted pod" pod="default/p2"'
+expect_err '"Error evicting pod" err="pod not found when evicting \"p3\": not sent: the pod no longer exists (the watch cache had not seen it go)" pod="default/p3"'
 checks=$((checks + 1))
 sim_ctl GET /_sim/journal | python3 -c '
 import json, sys
 posts = [e["path"] for e in json.load(sys.stdin)["items"] if e["method"] == "POST" and e["path"].endswith("/eviction")]
 assert "/api/v1/namespaces/default/pods/p1/eviction" not in posts, posts
+assert "/api/v1/namespaces/default/pods/p3/eviction" not in posts, posts
 assert posts.count("/api/v1/namespaces/default/pods/p2/eviction") == 1, posts
-' || fail "the replaced pod's eviction was sent, or p2's was not sent once"
+' || fail "the replaced or deleted pod's eviction was sent, or p2's was not sent once"
 echo "t0207: $checks checks"
