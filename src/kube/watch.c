@@ -1169,6 +1169,7 @@ static sink_result recheck_evict(eviction_sink *self, const pod *p, const evicti
   const char *node = rc == 0 ? doc_str(doc_path(root, "spec", "nodeName", NULL)) : NULL;
   bool deleting = rc == 0 && doc_path(root, "metadata", "deletionTimestamp", NULL) &&
                   doc_path(root, "metadata", "deletionTimestamp", NULL)->type != DOC_NULL;
+  bool send = false;
   if (rc < 0 && status == 404) {
     snprintf(msg, cap, "not sent: the pod no longer exists (the watch cache had not seen it go)");
     res = SINK_NOT_FOUND;
@@ -1185,10 +1186,12 @@ static sink_result recheck_evict(eviction_sink *self, const pod *p, const evicti
   } else if (deleting && !p->deleting) {
     snprintf(msg, cap, "not sent: the pod is being deleted since the cycle read it");
   } else {
-    res = s->inner->evict(s->inner, p, req, msg, cap);
-    s->refused--;
+    send = true;
   }
-  s->refused++;
+  if (send)
+    res = s->inner->evict(s->inner, p, req, msg, cap);
+  else
+    s->refused++;
   arena_free(a);
   sb_free(&path);
   return res;

@@ -139,23 +139,7 @@ report_case() {
 report_case example "$EXAMPLE/policy.yaml" "$EXAMPLE/cluster.json" yes '["worker-b"]' \
   "outcome=requested" "node=worker-b" "namespace=vms" "namespace=kube-system&outcome=rejected"
 # t0005's cluster with eviction limits: both moves go to under-c, the node with room
-cat >"$TMP/limits.yaml" <<'YAML'
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-maxNoOfPodsToEvictPerNode: 1
-maxNoOfPodsToEvictTotal: 2
-profiles:
-- name: balance
-  pluginConfig:
-  - name: LowNodeUtilization
-    args:
-      thresholds: {cpu: 20, memory: 20, pods: 20}
-      targetThresholds: {cpu: 50, memory: 50, pods: 50}
-  plugins:
-    balance:
-      enabled: [LowNodeUtilization]
-YAML
-report_case limits "$TMP/limits.yaml" "$DATA/limits-cluster.json" no '["under-c", "under-c"]' \
+report_case limits "$DATA/limits-policy.yaml" "$DATA/limits-cluster.json" no '["under-c", "under-c"]' \
   "outcome=limit" "namespace=shop&node=over-a"
 
 python3 "$ROOT/bench/gen_cluster.py" --nodes 500 --pods 15000 --vms 2000 --out "$TMP/c500.json" || fail "gen_cluster"

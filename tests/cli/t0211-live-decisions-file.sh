@@ -11,25 +11,9 @@
 . "$(dirname "$0")/livelib.sh"
 
 LIM=$DATA/limits-cluster.json
-cat >"$TMP/policy.yaml" <<'YAML'
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-maxNoOfPodsToEvictPerNode: 1
-maxNoOfPodsToEvictTotal: 2
-profiles:
-- name: balance
-  pluginConfig:
-  - name: LowNodeUtilization
-    args:
-      thresholds: {cpu: 20, memory: 20, pods: 20}
-      targetThresholds: {cpu: 50, memory: 50, pods: 50}
-  plugins:
-    balance:
-      enabled: [LowNodeUtilization]
-YAML
 
 # what simulate records for the same cluster and policy (the first live cycle must match)
-run simulate --policy-config-file "$TMP/policy.yaml" --snapshot "$LIM" -o json
+run simulate --policy-config-file "$DATA/limits-policy.yaml" --snapshot "$LIM" -o json
 expect_status 0
 cp "$TMP/out" "$TMP/simulate.json"
 
@@ -38,7 +22,7 @@ rec=$TMP/decisions.jsonl
 start=$SECONDS
 # the client's rate limit lifted so that a cycle is far shorter than the interval and SIGTERM
 # lands between cycles (a cycle under way when it comes is finished first, then one more line)
-"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/policy.yaml" \
+"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$DATA/limits-policy.yaml" \
   --descheduling-interval 2s --v 1 --decisions-file "$rec" --decision-examples 3 \
   --client-connection-qps 1000 --client-connection-burst 1000 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
