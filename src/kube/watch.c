@@ -44,6 +44,7 @@ static const struct {
 #define STALL_DEFAULT 150L
 #define BACKOFF_MAX 30.0
 #define TOMBSTONES 4096
+#define WATCH_EVENT_MAX (64u << 20) /* one event's bytes, at most (a pod is a few KB) */
 
 /* One object held: its key, the object (pod *, node *, ...; NULL for a KubeVirt CR that does
  * not decode, whose error text is then the arena's content) and the arena that holds it. */
@@ -604,14 +605,70 @@ static void list_kind(watch_cache *w, wres *r) {
 
 /* ---------- the watch threads ---------- */
 
+/* ---------- splitting a watch stream into events ---------- */
+
+int watch_framer_feed(watch_framer *f, const char *data, size_t len, watch_event_fn fn, void *ctx,
+                      const char **failure) {
+  *failure = NULL;
+  if (f->buf.len + len > WATCH_EVENT_MAX) {
+    *failure = "malformed watch stream: an event larger than 64 MiB";
+    return -1;
+  }
+  sb_appendn(&f->buf, data, len);
+  char *b = f->buf.buf;
+  size_t i = f->scan;
+  for (; i < f->buf.len; i++) {
+    char c = b[i];
+    if (f->in_str) {
+      if (f->esc)
+        f->esc = false;
+      else if (c == '\\')
+        f->esc = true;
+      else if (c == '"')
+        f->in_str = false;
+      continue;
+    }
+    if (c == '"' && f->depth > 0) {
+      f->in_str = true;
+    } else if (c == '{' || c == '[') {
+      if (f->depth++ == 0)
+        f->start = i;
+    } else if (c == '}' || c == ']') {
+      if (f->depth == 0) {
+        *failure = "malformed watch stream: unbalanced brackets";
+        return -1;
+      }
+      if (--f->depth == 0) {
+        int rc = fn(ctx, b + f->start, i + 1 - f->start);
+        if (rc != 0)
+          return rc;
+      }
+    } else if (f->depth == 0 && c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+      *failure = "malformed watch stream: text between events";
+      return -1;
+    }
+  }
+  /* drop what has been handed over */
+  size_t keep_from = f->depth > 0 ? f->start : i;
+  if (keep_from > 0) {
+    memmove(b, b + keep_from, f->buf.len - keep_from);
+    f->buf.len -= keep_from;
+    b[f->buf.len] = 0;
+    f->start = 0;
+  }
+  f->scan = f->buf.len;
+  return 0;
+}
+
+void watch_framer_free(watch_framer *f) {
+  sb_free(&f->buf);
+  memset(f, 0, sizeof *f);
+}
+
 typedef struct {
   watch_cache *w;
   wres *r;
-  strbuf buf;     /* bytes not yet handed over */
-  size_t scan;    /* how far buf has been scanned */
-  int depth;
-  bool in_str, esc;
-  size_t start;   /* where the current event began */
+  watch_framer frame;
   char *rv;       /* the last resourceVersion seen (heap) */
   bool expired;   /* ERROR 410 */
   char *failure;  /* why the stream cannot be read further (heap) */
@@ -723,7 +780,11 @@ static int on_event(stream_ctx *s, const char *data, size_t len) {
   return 0;
 }
 
-/* libcurl's chunks: split into whole JSON values (a value per event; the API server ends each
+static int event_cb(void *ctx, const char *data, size_t len) {
+  return on_event(ctx, data, len);
+}
+
+/* libcurl's chunks, split into whole JSON values (a value per event; the API server ends each
  * with a newline, which is not relied on). */
 static int on_stream(void *ctx, const char *data, size_t len) {
   stream_ctx *s = ctx;
@@ -736,49 +797,11 @@ static int on_stream(void *ctx, const char *data, size_t len) {
     }
     return 0;
   }
-  sb_appendn(&s->buf, data, len);
-  char *b = s->buf.buf;
-  size_t i = s->scan;
-  for (; i < s->buf.len; i++) {
-    char c = b[i];
-    if (s->in_str) {
-      if (s->esc)
-        s->esc = false;
-      else if (c == '\\')
-        s->esc = true;
-      else if (c == '"')
-        s->in_str = false;
-      continue;
-    }
-    if (c == '"') {
-      s->in_str = true;
-    } else if (c == '{' || c == '[') {
-      if (s->depth++ == 0)
-        s->start = i;
-    } else if (c == '}' || c == ']') {
-      if (--s->depth < 0) {
-        s->failure = xstrdup("malformed watch stream: unbalanced brackets");
-        return -1;
-      }
-      if (s->depth == 0 && on_event(s, b + s->start, i + 1 - s->start) < 0)
-        return -1;
-    } else if (s->depth == 0 && c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-      s->failure = xstrdup("malformed watch stream: text between events");
-      return -1;
-    }
-  }
-  /* drop what has been handed over */
-  size_t keep_from = s->depth > 0 ? s->start : i;
-  if (keep_from > 0) {
-    memmove(b, b + keep_from, s->buf.len - keep_from);
-    s->buf.len -= keep_from;
-    b[s->buf.len] = 0;
-    s->start -= s->depth > 0 ? keep_from : 0;
-    if (s->depth == 0)
-      s->start = 0;
-  }
-  s->scan = s->buf.len;
-  return 0;
+  const char *failure;
+  int rc = watch_framer_feed(&s->frame, data, len, event_cb, s, &failure);
+  if (failure && !s->failure)
+    s->failure = xstrdup(failure);
+  return rc;
 }
 
 static bool sleep_or_quit(watch_cache *w, double seconds) {
@@ -818,7 +841,7 @@ static void *watch_thread(void *arg) {
     sb_printf(&path, "%s?allowWatchBookmarks=true&resourceVersion=", kinds[r->k].path);
     kube_path_escape(&path, rv);
     sb_printf(&path, "&timeoutSeconds=%u&watch=true", 300 + rand_r(&seed) % 300);
-    stream_ctx s = {w, r, {0}, 0, 0, false, false, 0, NULL, false, NULL, 0, false, &broken};
+    stream_ctx s = {w, r, {{0}}, NULL, false, NULL, 0, false, &broken};
     kube_response resp;
     dserr err;
     count_request(w);
@@ -827,7 +850,7 @@ static void *watch_thread(void *arg) {
     sb_free(&path);
     if (w->quit) {
       kube_response_free(&resp);
-      sb_free(&s.buf);
+      watch_framer_free(&s.frame);
       free(s.rv);
       free(s.failure);
       break;
@@ -863,7 +886,7 @@ static void *watch_thread(void *arg) {
            LSTR("resourceVersion", rv), LUINT("events", s.events));
       if (s.events == 0 && mono() - opened_at < 1.0 && !sleep_or_quit(w, 1.0)) {
         kube_response_free(&resp);
-        sb_free(&s.buf);
+        watch_framer_free(&s.frame);
         free(s.failure);
         break;
       }
@@ -875,7 +898,7 @@ static void *watch_thread(void *arg) {
       }
     }
     kube_response_free(&resp);
-    sb_free(&s.buf);
+    watch_framer_free(&s.frame);
     free(s.failure);
     if (relist) {
       LOGV(1, NULL, "The watch cannot go on; listing again", LSTR("kind", kinds[r->k].kind),

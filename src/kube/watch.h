@@ -86,6 +86,25 @@ typedef struct {
 } watch_stats;
 void watch_cache_stats(watch_cache *w, watch_stats *st);
 
+/* ---------- splitting a watch stream into its events ----------
+ * The bytes of a watch response, as they arrive, split into whole top-level JSON values (one
+ * per event; the API server ends each with a newline, which is not relied on), brackets
+ * counted outside strings. fn gets each value once it is whole; its non-zero return stops the
+ * feed and is returned. A closing bracket with nothing open or text between values is a
+ * broken stream: -1 with *failure saying so. Exposed for tests/fuzz/fuzz_watch_stream.c. */
+#include "../util/strbuf.h"
+typedef struct {
+  strbuf buf;  /* bytes not yet handed over */
+  size_t scan; /* how far buf has been scanned */
+  int depth;
+  bool in_str, esc;
+  size_t start; /* where the current value began */
+} watch_framer;
+typedef int (*watch_event_fn)(void *ctx, const char *data, size_t len);
+int watch_framer_feed(watch_framer *f, const char *data, size_t len, watch_event_fn fn, void *ctx,
+                      const char **failure);
+void watch_framer_free(watch_framer *f);
+
 /* ---------- checking again before an eviction ----------
  * A cycle on the cache decides from what the watches said, which may be a moment old. This
  * sink wraps the live one: before each request it GETs the pod and sends nothing when the
