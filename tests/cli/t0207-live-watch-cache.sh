@@ -19,6 +19,8 @@ CLUSTER=$TMP/cluster.json
 python3 "$ROOT/bench/gen_cluster.py" --nodes 30 --pods 600 --vms 60 --out "$CLUSTER" || fail "gen_cluster"
 
 LOOP=
+# a failed check must not leave a loop running
+trap '[ -n "$LOOP" ] && kill "$LOOP" 2>/dev/null; cleanup_sims' EXIT
 start_loop() { # LOG-PREFIX [extra flags...]: a dry-run loop with a decision record per cycle
   local name=$1; shift
   : >"$TMP/$name.jsonl"

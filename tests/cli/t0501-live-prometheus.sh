@@ -128,7 +128,9 @@ expect_status 0
 expect_err "unable to capture prometheus metrics: Post \\\"$PROXY/api/v1/query\\\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
 # the token file is read again when it changes (kubelet rotates it): a running descheduler
 # goes from 401 to answers without a restart
-incluster "$TMP/sa" "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/policy.yaml" \
+# (env, not the incluster function: $! must be the descheduler itself, so that kill stops it)
+env KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=443 DS_SERVICEACCOUNT_DIR="$TMP/sa" \
+  "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/policy.yaml" \
   --descheduling-interval 1s --dry-run --v 2 >"$TMP/loop.out" 2>"$TMP/loop.err" &
 loop=$!
 track_pid $loop
