@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import signal
@@ -232,22 +233,39 @@ def run_oneshot(binary, sim, workdir):
 
 
 def run_loop(binary, sim, workdir, cycles, churn, interval):
-    """Deployment mode: per-cycle figures, churn after each cycle."""
+    """Deployment mode: per-cycle figures, churn after each cycle.
+
+    The binary's stderr is drained by a thread of its own into the log file: a churn request
+    takes the simulator seconds at 150,000 pods, and a log pipe left unread meanwhile would
+    block the binary's logging and count as its time."""
     sim.take_counts()
     err_path = os.path.join(workdir, "loop.err")
-    err = open(err_path, "w")
     proc = subprocess.Popen([binary, "--kubeconfig", sim.kubeconfig, "--descheduling-interval", "%gs" % interval]
                             + LIVE_FLAGS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ends = queue.Queue()
+
+    def drain():
+        with open(err_path, "w") as err:
+            for line in proc.stderr:
+                err.write(line)
+                t = timings_of(line)
+                if t is not None:
+                    ends.put(t)
+        ends.put(None)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     per_cycle, churned = [], []
     cpu_before = 0.0
-    killer = threading.Timer(cycles * (interval + 600), proc.kill)  # a hung binary must not hang the bench
-    killer.start()
+    deadline = time.monotonic() + cycles * (interval + 600)  # a hung binary must not hang the bench
     try:
-        for line in proc.stderr:
-            err.write(line)
-            t = timings_of(line)
+        while len(per_cycle) < cycles:
+            try:
+                t = ends.get(timeout=max(1.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
             if t is None:
-                continue
+                break
             cpu = proc_cpu(proc.pid)
             c = sim.take_counts()
             per_cycle.append({"total": t.get("total"), "list": t.get("list"), "fetch": t.get("fetch"),
@@ -261,15 +279,13 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
             churned.append(rep["changed"])
         peak = proc_status(proc.pid).get("VmHWM", 0) / 1024.0
     finally:
-        killer.cancel()
         proc.send_signal(signal.SIGTERM)
         try:
-            rest, _ = proc.communicate(timeout=60)
-            err.write(rest or "")
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        err.close()
+        reader.join(timeout=60)
     if len(per_cycle) < cycles:
         raise RuntimeError("Deployment mode ran %d of %d cycles; see %s" % (len(per_cycle), cycles, err_path))
     return {"cycles": per_cycle, "peakRss": peak, "churned": churned}

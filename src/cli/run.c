@@ -43,6 +43,9 @@
 #include "timings.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -723,11 +726,23 @@ int cmd_run(int argc, char **argv) {
   }
   /* the watch cache is for Deployment mode; a one-shot run lists */
   o.watch_cache = o.watch_cache && o.interval_ns > 0;
+#ifdef __GLIBC__
+  /* A long-running process that frees and allocates a cycle's large arrays again and again:
+   * a fixed mmap threshold keeps glibc from moving them onto the heap after the first free
+   * (its dynamic threshold does), where they would keep the heap from shrinking. */
+  if (o.interval_ns > 0)
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   int failures = 0;
   for (;;) {
     double start = mono_seconds();
     int crc = run_cycle(&r);
     metrics_loop_duration(mono_seconds() - start);
+#ifdef __GLIBC__
+    /* what the cycle freed (its view, the objects the watches replaced) goes back to the system */
+    if (r.cache)
+      malloc_trim(0);
+#endif
     if (g_stop) {
       status = 0;
       break;
