@@ -7,11 +7,14 @@
  * (Deployment). --leader-elect guards the loop with a Lease; losing it exits 0. SIGTERM and
  * SIGINT stop between requests, release the lease and exit 0.
  *
- * Each cycle lists the cluster afresh into a new model (paged), reads the actual utilization
- * the policy's plugins use (metrics.k8s.io, Prometheus: src/usage/), brings the background
- * eviction cache up to date, and runs the same framework as `simulate`. A cycle whose
- * lists fail evicts nothing; a one-shot run then retries with backoff and exits 1 when the
- * cluster stays unreadable (upstream retries forever).
+ * A one-shot cycle lists the cluster into a new model (paged); in Deployment mode the cycles
+ * run on a watch cache (kube/watch.h: listed once, then watched; --watch-cache=false lists every
+ * cycle), each eviction preceded by a fresh read of its pod. Then the cycle reads the actual
+ * utilization the policy's plugins use (metrics.k8s.io, Prometheus: src/usage/), brings the
+ * background eviction cache up to date, and runs the same framework as `simulate`. A cycle
+ * whose lists fail, or whose watch cache is not synced, evicts nothing; a one-shot run then
+ * retries with backoff and exits 1 when the cluster stays unreadable (upstream retries
+ * forever).
  *
  * --kubedescheduler FILE / --kubedescheduler-ref NAMESPACE/NAME take the policy and the flags
  * from an OpenShift KubeDescheduler CR instead (cli/kdsource.h, docs/openshift.md): the CR is
