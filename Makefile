@@ -6,7 +6,7 @@
 #                   from the Go module proxy once per machine)
 #   make build      just build build/descheduler
 #   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
-#                   (print figures; about 13 minutes, see docs/performance.md)
+#                   (print figures; about 18 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
 #   make demo-openshift  the OpenShift KubeDescheduler example live: simulator + real Prometheus, one cycle
 BUILD ?= build
