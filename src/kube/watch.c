@@ -1100,6 +1100,7 @@ bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {
 model *watch_cache_view(watch_cache *w, dserr *err) {
   model *v = model_new_view(w->store->strings);
   v->keep_pod_conditions = w->o.keep_pod_conditions;
+  v->keys_unique = true; /* the cache holds each key once */
   VIEW_FILL(nodes, node, K_NODE);
   VIEW_FILL(pods, pod, K_POD);
   VIEW_FILL(namespaces, namespace_obj, K_NAMESPACE);

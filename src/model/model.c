@@ -293,9 +293,10 @@ int model_finish(model *m, dserr *err) {
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
       return dserr_set(err, "node \"%s\" appears more than once", m->nodes.items[i]->name);
   /* node names and namespaces are interned (pointer identity), pod names are compared */
-  ptr_map nodes, pods;
+  ptr_map nodes, pods = {0};
   ptr_map_init(&nodes, m->nodes.n, false);
-  ptr_map_init(&pods, m->pods.n, true);
+  if (!m->keys_unique)
+    ptr_map_init(&pods, m->pods.n, true);
   for (size_t i = 0; i < m->nodes.n; i++) {
     node *n = m->nodes.items[i];
     n->npods = 0;
@@ -305,7 +306,7 @@ int model_finish(model *m, dserr *err) {
   int rc = 0;
   for (size_t i = 0; i < m->pods.n; i++) {
     pod *p = m->pods.items[i];
-    if (ptr_map_put(&pods, p->ns, p->name, p)) {
+    if (!m->keys_unique && ptr_map_put(&pods, p->ns, p->name, p)) {
       rc = dserr_set(err, "pod \"%s/%s\" appears more than once", p->ns, p->name);
       goto out;
     }

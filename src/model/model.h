@@ -307,6 +307,9 @@ typedef struct model {
   arena *shared_mem;
   /* strings belongs to another model (model_new_view): model_free leaves it */
   bool borrowed_strings;
+  /* every object's key is known to be unique (a watch cache's view): model_finish does not
+   * look for duplicates */
+  bool keys_unique;
   arena *scratch;               /* decoders' per-object scratch (decode/objects.c) */
   /* pod.conditions are decoded (true from model_new); live mode clears it when no enabled
    * plugin reads them (fw_reads_pod_conditions): pods then have none */
