@@ -11,11 +11,13 @@
 #include "../obs/metrics.h"
 #include "../util/doc.h"
 #include "../util/strbuf.h"
+#include "../util/timeutil.h"
 #include "../util/xalloc.h"
 #include "cluster.h"
 #include "pager.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,22 +26,47 @@
 
 enum { K_NODE, K_POD, K_NAMESPACE, K_PDB, K_PC, K_PVC, K_VMI, K_VMIM, K_KUBEVIRT, K_COUNT };
 
+/* Where a kind lives in a model: its vector (a MODEL_VEC, NONE for the KubeVirt CR, a struct
+ * of the model) and its objects' namespace and name fields (NONE: cluster-scoped). */
+#define NONE ((size_t)-1)
+#define AT(type, field) offsetof(type, field)
+
 static const struct {
   const char *path, *kind, *plural;
   bool kubevirt;
+  size_t vec, ns, name;
 } kinds[K_COUNT] = {
-    {"/api/v1/nodes", "Node", "nodes", false},
-    {"/api/v1/pods", "Pod", "pods", false},
-    {"/api/v1/namespaces", "Namespace", "namespaces", false},
-    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudgets", false},
-    {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "priorityclasses", false},
-    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", "persistentvolumeclaims", false},
+    {"/api/v1/nodes", "Node", "nodes", false, AT(model, nodes), NONE, AT(node, name)},
+    {"/api/v1/pods", "Pod", "pods", false, AT(model, pods), AT(pod, ns), AT(pod, name)},
+    {"/api/v1/namespaces", "Namespace", "namespaces", false, AT(model, namespaces), NONE,
+     AT(namespace_obj, name)},
+    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudgets", false,
+     AT(model, pdbs), AT(pdb_obj, ns), AT(pdb_obj, name)},
+    {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "priorityclasses", false,
+     AT(model, priority_classes), NONE, AT(priority_class_obj, name)},
+    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", "persistentvolumeclaims", false,
+     AT(model, pvcs), AT(pvc_obj, ns), AT(pvc_obj, name)},
     {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance",
-     "virtualmachineinstances", true},
+     "virtualmachineinstances", true, AT(model, vmis), AT(vmi_obj, ns), AT(vmi_obj, name)},
     {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration",
-     "virtualmachineinstancemigrations", true},
-    {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", "kubevirts", true},
+     "virtualmachineinstancemigrations", true, AT(model, vmims), AT(vmim_obj, ns),
+     AT(vmim_obj, name)},
+    {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", "kubevirts", true, NONE, AT(kubevirt_cr, ns),
+     AT(kubevirt_cr, name)},
 };
+
+/* A model vector seen without its element type (every MODEL_VEC has this layout, as
+ * model.c's own any_vec relies on). */
+typedef struct {
+  size_t n, cap;
+  void **items;
+} vec_of;
+
+static vec_of *vec_in(model *m, int k) { return (vec_of *)((char *)m + kinds[k].vec); }
+
+static const char *field(const void *obj, size_t at) {
+  return at == NONE ? "" : *(const char *const *)((const char *)obj + at);
+}
 
 #define STALL_DEFAULT 150L
 #define BACKOFF_MAX 30.0
@@ -58,7 +85,8 @@ typedef struct {
 
 /* A deleted object, remembered so that an older event for it is not taken for a new one. */
 typedef struct {
-  char *key; /* "namespace/name" */
+  char *key;     /* "namespace/name" */
+  uint64_t hash; /* of key: the scan compares this first */
   uint64_t rv;
 } tombstone;
 
@@ -114,21 +142,7 @@ struct watch_cache {
   pthread_cond_t cv;
   wmsg *head, *tail;
   volatile int quit;
-  size_t lists, events, ignored, requests, overflows;
-  pthread_mutex_t req_mu; /* requests is counted by every thread */
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void count_request(watch_cache *w) {
-  pthread_mutex_lock(&w->req_mu);
-  w->requests++;
-  pthread_mutex_unlock(&w->req_mu);
-}
 
 /* resourceVersion as a number, 0 when it is not one (it is opaque to clients; etcd's are) */
 static uint64_t rv_number(const char *s) {
@@ -191,8 +205,9 @@ static void entry_free(wentry *e) {
 /* ---------- decoding one object into an arena of its own ---------- */
 
 static void staging_clear(model *s) {
-  s->nodes.n = s->pods.n = s->namespaces.n = s->pdbs.n = s->priority_classes.n = 0;
-  s->pvcs.n = s->vmis.n = s->vmims.n = 0;
+  for (int k = 0; k < K_COUNT; k++)
+    if (kinds[k].vec != NONE)
+      vec_in(s, k)->n = 0;
   memset(&s->kubevirt, 0, sizeof s->kubevirt);
   s->kubevirt.parallel_per_cluster = -1;
   s->kubevirt.parallel_outbound_per_node = -1;
@@ -202,58 +217,21 @@ static void staging_clear(model *s) {
 /* The object decode_object just added to the staging model, its namespace and name. The
  * KubeVirt CR is a struct in the model: it is copied into `a`. */
 static void *staged(model *s, int k, arena *a, const char **ns, const char **name) {
-  *ns = "";
-  switch (k) {
-  case K_NODE:
-    if (!s->nodes.n)
-      return NULL;
-    *name = s->nodes.items[0]->name;
-    return s->nodes.items[0];
-  case K_POD:
-    if (!s->pods.n)
-      return NULL;
-    *ns = s->pods.items[0]->ns, *name = s->pods.items[0]->name;
-    return s->pods.items[0];
-  case K_NAMESPACE:
-    if (!s->namespaces.n)
-      return NULL;
-    *name = s->namespaces.items[0]->name;
-    return s->namespaces.items[0];
-  case K_PDB:
-    if (!s->pdbs.n)
-      return NULL;
-    *ns = s->pdbs.items[0]->ns, *name = s->pdbs.items[0]->name;
-    return s->pdbs.items[0];
-  case K_PC:
-    if (!s->priority_classes.n)
-      return NULL;
-    *name = s->priority_classes.items[0]->name;
-    return s->priority_classes.items[0];
-  case K_PVC:
-    if (!s->pvcs.n)
-      return NULL;
-    *ns = s->pvcs.items[0]->ns, *name = s->pvcs.items[0]->name;
-    return s->pvcs.items[0];
-  case K_VMI:
-    if (!s->vmis.n)
-      return NULL;
-    *ns = s->vmis.items[0]->ns, *name = s->vmis.items[0]->name;
-    return s->vmis.items[0];
-  case K_VMIM:
-    if (!s->vmims.n)
-      return NULL;
-    *ns = s->vmims.items[0]->ns, *name = s->vmims.items[0]->name;
-    return s->vmims.items[0];
-  case K_KUBEVIRT: {
-    if (!s->kubevirt.present)
-      return NULL;
-    kubevirt_cr *kv = ARENA_NEW(a, kubevirt_cr);
-    *kv = s->kubevirt;
-    *ns = kv->ns, *name = kv->name;
-    return kv;
+  void *o = NULL;
+  if (kinds[k].vec == NONE) {
+    if (s->kubevirt.present) {
+      kubevirt_cr *kv = ARENA_NEW(a, kubevirt_cr);
+      *kv = s->kubevirt;
+      o = kv;
+    }
+  } else if (vec_in(s, k)->n) {
+    o = vec_in(s, k)->items[0];
   }
+  if (o) {
+    *ns = field(o, kinds[k].ns);
+    *name = field(o, kinds[k].name);
   }
-  return NULL;
+  return o;
 }
 
 /* Decodes obj (of kind k) into e: the first decoding measures, the second fills an arena of
@@ -282,8 +260,6 @@ static int decode_entry(watch_cache *w, int k, const doc_node *obj, wentry *e, d
     arena_free(a);
     return rc < 0 ? -1 : dserr_set(err, "not a %s", kinds[k].kind);
   }
-  if (arena_footprint(a) != size)
-    w->overflows++; /* the two decodings differed: still right, only less tight */
   e->ns = ns && *ns ? ns : "";
   e->name = name;
   e->obj = o;
@@ -311,12 +287,24 @@ static const char *entry_error(const wentry *e) {
 
 /* ---------- applying events ---------- */
 
+/* FNV-1a of "namespace/name" */
+static uint64_t key_hash(const char *ns, const char *name) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = ns; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  h = (h ^ '/') * 1099511628211ull;
+  for (const char *p = name; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  return h;
+}
+
 static void tomb_add(wres *r, const char *ns, const char *name, uint64_t rv) {
   tombstone *t = &r->tombs[r->tomb_next];
   free(t->key);
   size_t n = strlen(ns) + strlen(name) + 2;
   t->key = xmalloc(n);
   snprintf(t->key, n, "%s/%s", ns, name);
+  t->hash = key_hash(ns, name);
   t->rv = rv;
   r->tomb_next = (r->tomb_next + 1) % TOMBSTONES;
   if (r->ntombs < TOMBSTONES)
@@ -325,11 +313,13 @@ static void tomb_add(wres *r, const char *ns, const char *name, uint64_t rv) {
 
 /* The resourceVersion at which the cache saw (ns, name) deleted, 0 when it did not. */
 static uint64_t tomb_rv(const wres *r, const char *ns, const char *name) {
+  uint64_t h = key_hash(ns, name);
   size_t nl = strlen(ns);
   for (size_t i = 0; i < r->ntombs; i++) {
-    const char *key = r->tombs[i].key;
-    if (key && strncmp(key, ns, nl) == 0 && key[nl] == '/' && strcmp(key + nl + 1, name) == 0)
-      return r->tombs[i].rv;
+    const tombstone *t = &r->tombs[i];
+    if (t->hash == h && strncmp(t->key, ns, nl) == 0 && t->key[nl] == '/' &&
+        strcmp(t->key + nl + 1, name) == 0)
+      return t->rv;
   }
   return 0;
 }
@@ -358,9 +348,8 @@ static void insert_at(wres *r, size_t i, const wentry *e) {
   r->n++;
 }
 
-static void ignore_event(watch_cache *w, wres *r, const char *type, const char *ns,
+static void ignore_event(const wres *r, const char *type, const char *ns,
                          const char *name, const char *why) {
-  w->ignored++;
   metrics_watch_event(kinds[r->k].kind, "ignored");
   LOGV(4, NULL, "Ignoring a watch event", LSTR("kind", kinds[r->k].kind), LSTR("type", type),
        LSTR("object", *ns ? ns : name), LSTR("name", name), LSTR("why", why));
@@ -380,28 +369,27 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   size_t i = find(r->items, r->n, ns, name, &found);
   if (type == 'D') {
     if (!found) {
-      ignore_event(w, r, tname, ns, name, "not in the cache");
+      ignore_event(r, tname, ns, name, "not in the cache");
       return;
     }
     if (rv && r->items[i].rv && rv < r->items[i].rv) {
-      ignore_event(w, r, tname, ns, name, "older than the cache's object");
+      ignore_event(r, tname, ns, name, "older than the cache's object");
       return;
     }
     remove_at(r, i);
     tomb_add(r, ns, name, rv);
-    w->events++;
     metrics_watch_event(kinds[r->k].kind, tname);
     return;
   }
   if (found && rv && r->items[i].rv && rv <= r->items[i].rv) {
-    ignore_event(w, r, tname, ns, name,
+    ignore_event(r, tname, ns, name,
                  rv == r->items[i].rv ? "repeated" : "older than the cache's object");
     return;
   }
   if (!found && rv) {
     uint64_t gone = tomb_rv(r, ns, name);
     if (gone && rv <= gone) {
-      ignore_event(w, r, tname, ns, name, "older than the object's deletion");
+      ignore_event(r, tname, ns, name, "older than the object's deletion");
       return;
     }
   }
@@ -425,7 +413,6 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   } else {
     insert_at(r, i, &e);
   }
-  w->events++;
   metrics_watch_event(kinds[r->k].kind, tname);
 }
 
@@ -483,7 +470,6 @@ static int on_list_page(void *ctx, const char *url, const kube_response *resp, c
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   size_t before = l->n;
-  count_request(l->w);
   int rc = doc_stream_memory_skipping(DOC_FMT_JSON, url, resp->body, resp->len,
                                       decode_unread_paths(), on_list_item, l, hdr, &header, err);
   if (rc == 0) {
@@ -537,7 +523,7 @@ static void list_kind(watch_cache *w, wres *r) {
   kube_pager_stats st;
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
-  double t0 = mono();
+  double t0 = time_mono_seconds();
   int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
@@ -566,7 +552,7 @@ static void list_kind(watch_cache *w, wres *r) {
       wait *= 2;
     if (wait > BACKOFF_MAX)
       wait = BACKOFF_MAX;
-    r->list_retry_at = mono() + wait;
+    r->list_retry_at = time_mono_seconds() + wait;
     snprintf(r->why, sizeof r->why, "%s: listing failed: %s", kinds[r->k].plural, err.msg);
     LOGE(NULL, "Failed to list for the watch cache; it is not synced until a list succeeds",
          err.msg, LSTR("kind", kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
@@ -593,12 +579,11 @@ static void list_kind(watch_cache *w, wres *r) {
   r->ever_listed = true;
   r->relist_reason = NULL;
   r->list_failures = 0;
-  w->lists++;
   metrics_watch_list(kinds[r->k].kind, reason);
   LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
        LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
        LUINT("unchanged", l.reused), LUINT("pages", st.pages), LSTR("resourceVersion", l.rv),
-       LFLOAT("seconds", mono() - t0));
+       LFLOAT("seconds", time_mono_seconds() - t0));
   start_watch(w, r, l.rv);
   free(l.rv);
 }
@@ -805,8 +790,8 @@ static int on_stream(void *ctx, const char *data, size_t len) {
 }
 
 static bool sleep_or_quit(watch_cache *w, double seconds) {
-  double until = mono() + seconds;
-  while (!w->quit && mono() < until) {
+  double until = time_mono_seconds() + seconds;
+  while (!w->quit && time_mono_seconds() < until) {
     struct timespec ts = {0, 100000000L};
     nanosleep(&ts, NULL);
   }
@@ -844,8 +829,7 @@ static void *watch_thread(void *arg) {
     stream_ctx s = {w, r, {{0}}, NULL, false, NULL, 0, false, &broken};
     kube_response resp;
     dserr err;
-    count_request(w);
-    double opened_at = mono();
+    double opened_at = time_mono_seconds();
     int rc = kube_stream(r->client, sb_str(&path), on_stream, &s, stall, &w->quit, &resp, &err);
     sb_free(&path);
     if (w->quit) {
@@ -884,7 +868,7 @@ static void *watch_thread(void *arg) {
        * with a very short watch), so a server that closes every watch is not asked in a loop */
       LOGV(4, NULL, "Watch ended; opening it again", LSTR("kind", kinds[r->k].kind),
            LSTR("resourceVersion", rv), LUINT("events", s.events));
-      if (s.events == 0 && mono() - opened_at < 1.0 && !sleep_or_quit(w, 1.0)) {
+      if (s.events == 0 && time_mono_seconds() - opened_at < 1.0 && !sleep_or_quit(w, 1.0)) {
         kube_response_free(&resp);
         watch_framer_free(&s.frame);
         free(s.failure);
@@ -953,7 +937,6 @@ watch_cache *watch_cache_new(kube_client *c, const watch_options *o, dserr *err)
   if (w->o.page <= 0)
     w->o.page = 500;
   pthread_mutex_init(&w->mu, NULL);
-  pthread_mutex_init(&w->req_mu, NULL);
   pthread_cond_init(&w->cv, NULL);
   w->store = model_new();
   w->shared_mem = arena_new(1 << 20);
@@ -1027,7 +1010,6 @@ void watch_cache_free(watch_cache *w) {
   arena_free(w->shared_mem);
   arena_free(w->measure);
   pthread_mutex_destroy(&w->mu);
-  pthread_mutex_destroy(&w->req_mu);
   pthread_cond_destroy(&w->cv);
   free(w);
 }
@@ -1064,7 +1046,7 @@ void watch_cache_pump(watch_cache *w) {
     free_msg(m);
     m = next;
   }
-  double now = mono();
+  double now = time_mono_seconds();
   for (int k = 0; k < K_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
@@ -1085,30 +1067,22 @@ bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {
   return ok;
 }
 
-/* copies the objects of one kind into a view's vector */
-#define VIEW_FILL(vec, type, k)                                                                    \
-  do {                                                                                             \
-    const wres *r_ = &w->res[k];                                                                   \
-    v->vec.items = xmalloc((r_->n ? r_->n : 1) * sizeof(type *));                                  \
-    v->vec.cap = r_->n ? r_->n : 1;                                                                \
-    v->vec.n = 0;                                                                                  \
-    for (size_t i_ = 0; i_ < r_->n; i_++)                                                          \
-      if (r_->items[i_].obj)                                                                       \
-        v->vec.items[v->vec.n++] = r_->items[i_].obj;                                              \
-  } while (0)
-
 model *watch_cache_view(watch_cache *w, dserr *err) {
   model *v = model_new_view(w->store->strings);
   v->keep_pod_conditions = w->o.keep_pod_conditions;
   v->keys_unique = true; /* the cache holds each key once */
-  VIEW_FILL(nodes, node, K_NODE);
-  VIEW_FILL(pods, pod, K_POD);
-  VIEW_FILL(namespaces, namespace_obj, K_NAMESPACE);
-  VIEW_FILL(pdbs, pdb_obj, K_PDB);
-  VIEW_FILL(priority_classes, priority_class_obj, K_PC);
-  VIEW_FILL(pvcs, pvc_obj, K_PVC);
-  VIEW_FILL(vmis, vmi_obj, K_VMI);
-  VIEW_FILL(vmims, vmim_obj, K_VMIM);
+  for (int k = 0; k < K_COUNT; k++) {
+    if (kinds[k].vec == NONE)
+      continue;
+    const wres *r = &w->res[k];
+    vec_of *vv = vec_in(v, k);
+    vv->cap = r->n ? r->n : 1;
+    vv->items = xmalloc(vv->cap * sizeof *vv->items);
+    vv->n = 0;
+    for (size_t i = 0; i < r->n; i++)
+      if (r->items[i].obj)
+        vv->items[vv->n++] = r->items[i].obj;
+  }
   /* as a list read into one model: the last KubeVirt CR that decodes, and the error of one
    * that does not */
   const wres *kv = &w->res[K_KUBEVIRT];
@@ -1156,12 +1130,6 @@ void watch_cache_release_view(watch_cache *w, model *view) {
 
 void watch_cache_stats(watch_cache *w, watch_stats *st) {
   memset(st, 0, sizeof *st);
-  st->lists = w->lists;
-  st->events = w->events;
-  st->ignored = w->ignored;
-  pthread_mutex_lock(&w->req_mu);
-  st->requests = w->requests;
-  pthread_mutex_unlock(&w->req_mu);
   /* what objects share, then each object with its arena's header and the heap's */
   st->bytes = arena_used(w->shared_mem) + intern_bytes(w->store->strings);
   for (int k = 0; k < K_COUNT; k++) {
@@ -1214,8 +1182,6 @@ static sink_result recheck_evict(eviction_sink *self, const pod *p, const evicti
   }
   if (send)
     res = s->inner->evict(s->inner, p, req, msg, cap);
-  else
-    s->refused++;
   arena_free(a);
   sb_free(&path);
   return res;

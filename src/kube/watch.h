@@ -76,13 +76,10 @@ bool watch_cache_synced(watch_cache *w, char *why, size_t cap);
 model *watch_cache_view(watch_cache *w, dserr *err);
 void watch_cache_release_view(watch_cache *w, model *view);
 
+/* For the cycle's timings line (events and lists are counted in the metrics). */
 typedef struct {
-  size_t lists;       /* full lists made, first ones included */
-  size_t events;      /* events applied */
-  size_t ignored;     /* events ignored (repeated, older than the cache) */
-  size_t objects;     /* objects held */
-  size_t bytes;       /* the objects' memory, what they share, the indexes */
-  size_t requests;    /* LIST pages and watch requests sent */
+  size_t objects; /* objects held */
+  size_t bytes;   /* the objects' memory, what they share, the indexes */
 } watch_stats;
 void watch_cache_stats(watch_cache *w, watch_stats *st);
 
@@ -114,7 +111,6 @@ typedef struct {
   eviction_sink base;
   eviction_sink *inner; /* borrowed */
   kube_client *client;  /* borrowed */
-  size_t refused;       /* requests not sent because the pod had changed */
 } recheck_sink;
 
 void recheck_sink_init(recheck_sink *s, eviction_sink *inner, kube_client *client);
