@@ -63,17 +63,6 @@ static size_t rd_slot(const rd_map *m, const char *key) {
   return i;
 }
 
-/* true with *val when key is present */
-static bool rd_map_get(const rd_map *m, const char *key, size_t *val) {
-  if (!m->cap)
-    return false;
-  size_t i = rd_slot(m, key);
-  if (!m->keys[i])
-    return false;
-  *val = m->vals[i];
-  return true;
-}
-
 /* key must stay valid as long as the map (it is not copied) */
 static void rd_map_put(arena *a, rd_map *m, const char *key, size_t val) {
   if (2 * (m->n + 1) > m->cap) {
@@ -240,9 +229,11 @@ static bool rd_excluded_owner(const rd_args *a, const pod *p) {
 
 /* The canonical copy of a string of this run (equal texts, one pointer). */
 static const char *rd_canon(arena *a, rd_map *texts, const char *s) {
-  size_t i;
-  if (rd_map_get(texts, s, &i))
-    return texts->keys[rd_slot(texts, s)];
+  if (texts->cap) {
+    const char *seen = texts->keys[rd_slot(texts, s)];
+    if (seen)
+      return seen;
+  }
   const char *copy = arena_strdup(a, s);
   rd_map_put(a, texts, copy, 0);
   return copy;
@@ -294,14 +285,7 @@ static const rd_images *rd_images_of(rd_sigs *g, const pod *p) {
     sb_printf(&sb, "%s%s", k ? "#" : "", sorted[k]);
   const char *hash = rd_canon(g->a, &g->texts, sb_str(&sb));
   sb_free(&sb);
-  if (g->nimg == g->capimg) {
-    size_t cap = g->capimg ? g->capimg * 2 : 64;
-    rd_images *img = ARENA_NEWN(g->a, rd_images, cap);
-    if (g->nimg)
-      memcpy(img, g->img, g->nimg * sizeof *img);
-    g->img = img;
-    g->capimg = cap;
-  }
+  g->img = arena_grow(g->a, g->img, g->nimg, &g->capimg, sizeof *g->img);
   g->img[g->nimg] = (rd_images){sorted, p->nimages, hash};
   rd_tput(g->a, &g->images, key, 2, g->nimg);
   return &g->img[g->nimg++];
@@ -346,16 +330,8 @@ static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
 
 /* true when the signature was already seen on node `index` (and marks it seen there) */
 static bool rd_seen_on(rd_sigs *g, size_t sig, size_t index) {
-  if (sig >= g->seen_cap) {
-    size_t cap = g->seen_cap ? g->seen_cap : 256;
-    while (cap <= sig)
-      cap *= 2;
-    size_t *s = ARENA_NEWN(g->a, size_t, cap);
-    if (g->seen_cap)
-      memcpy(s, g->seen_on, g->seen_cap * sizeof *s);
-    g->seen_on = s;
-    g->seen_cap = cap;
-  }
+  while (sig >= g->seen_cap) /* new entries come zeroed: never seen */
+    g->seen_on = arena_grow(g->a, g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
   if (g->seen_on[sig] == index + 1)
     return true;
   g->seen_on[sig] = index + 1;
