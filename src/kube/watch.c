@@ -142,6 +142,7 @@ struct watch_cache {
   pthread_cond_t cv;
   wmsg *head, *tail;
   volatile int quit;
+  size_t object_bytes; /* every entry's entry_bytes */
 };
 
 /* resourceVersion as a number, 0 when it is not one (it is opaque to clients; etcd's are) */
@@ -196,7 +197,13 @@ static size_t find(const wentry *items, size_t n, const char *ns, const char *na
   return lo;
 }
 
-static void entry_free(wentry *e) {
+/* Bytes an entry's object takes: its arena's blocks, headers and the heap's included. */
+static size_t entry_bytes(const wentry *e) {
+  return e->mem ? arena_footprint(e->mem) + ARENA_EXACT_OVERHEAD : 0;
+}
+
+static void entry_free(watch_cache *w, wentry *e) {
+  w->object_bytes -= entry_bytes(e);
   arena_free(e->mem);
   e->mem = NULL;
   e->obj = NULL;
@@ -264,6 +271,7 @@ static int decode_entry(watch_cache *w, int k, const doc_node *obj, wentry *e, d
   e->name = name;
   e->obj = o;
   e->mem = a;
+  w->object_bytes += entry_bytes(e);
   return 0;
 }
 
@@ -279,6 +287,7 @@ static void unreadable_entry(watch_cache *w, const char *ns, const char *name, c
   e->ns = intern(w->store->strings, ns);
   e->name = copy;
   e->obj = NULL;
+  w->object_bytes += entry_bytes(e);
 }
 
 static const char *entry_error(const wentry *e) {
@@ -333,7 +342,7 @@ static void tombs_clear(wres *r) {
 }
 
 static void remove_at(wres *r, size_t i) {
-  entry_free(&r->items[i]);
+  entry_free(r->w, &r->items[i]);
   memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof *r->items);
   r->n--;
 }
@@ -408,7 +417,7 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   }
   e.rv = rv;
   if (found) {
-    entry_free(&r->items[i]);
+    entry_free(w, &r->items[i]);
     r->items[i] = e;
   } else {
     insert_at(r, i, &e);
@@ -494,7 +503,7 @@ static void restore_or_free(wres *r, wentry *e) {
   if (found && !r->items[j].mem)
     r->items[j] = *e;
   else
-    entry_free(e);
+    entry_free(r->w, e);
 }
 
 static void *watch_thread(void *arg);
@@ -560,7 +569,7 @@ static void list_kind(watch_cache *w, wres *r) {
   }
   /* the new list replaces the old one; what it did not reuse is gone */
   for (size_t i = 0; i < r->n; i++)
-    entry_free(&r->items[i]);
+    entry_free(w, &r->items[i]);
   free(r->items);
   if (l.n > 1)
     qsort(l.items, l.n, sizeof *l.items, entry_cmp);
@@ -568,7 +577,7 @@ static void list_kind(watch_cache *w, wres *r) {
   size_t out = 0;
   for (size_t i = 0; i < l.n; i++) {
     if (out && entry_cmp(&l.items[out - 1], &l.items[i]) == 0)
-      entry_free(&l.items[--out]);
+      entry_free(w, &l.items[--out]);
     l.items[out++] = l.items[i];
   }
   r->items = l.items;
@@ -992,7 +1001,7 @@ void watch_cache_free(watch_cache *w) {
       pthread_join(r->thread, NULL);
     kube_client_free(r->client);
     for (size_t i = 0; i < r->n; i++)
-      entry_free(&r->items[i]);
+      entry_free(w, &r->items[i]);
     free(r->items);
     tombs_clear(r);
     free(r->watch_from);
@@ -1131,13 +1140,10 @@ void watch_cache_release_view(watch_cache *w, model *view) {
 void watch_cache_stats(watch_cache *w, watch_stats *st) {
   memset(st, 0, sizeof *st);
   /* what objects share, then each object with its arena's header and the heap's */
-  st->bytes = arena_used(w->shared_mem) + intern_bytes(w->store->strings);
+  st->bytes = arena_used(w->shared_mem) + intern_bytes(w->store->strings) + w->object_bytes;
   for (int k = 0; k < K_COUNT; k++) {
-    const wres *r = &w->res[k];
-    st->objects += r->n;
-    st->bytes += r->cap * sizeof *r->items;
-    for (size_t i = 0; i < r->n; i++)
-      st->bytes += arena_footprint(r->items[i].mem) + ARENA_EXACT_OVERHEAD;
+    st->objects += w->res[k].n;
+    st->bytes += w->res[k].cap * sizeof *w->res[k].items;
   }
 }
 
