@@ -42,14 +42,60 @@ static void append_value(strbuf *sb, const log_field *f, int json) {
   }
 }
 
+/* v in decimal at o, padded on the left with pad to at least width characters; returns the end */
+static char *put_uint(char *o, unsigned long v, int width, char pad) {
+  char d[24];
+  int n = 0;
+  do {
+    d[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (int i = n; i < width; i++)
+    *o++ = pad;
+  while (n)
+    *o++ = d[--n];
+  return o;
+}
+
 static void text_header(strbuf *sb, char sev, const char *file, int line) {
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  struct tm tm;
-  localtime_r(&tv.tv_sec, &tm);
-  sb_printf(sb, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ", sev, tm.tm_mon + 1, tm.tm_mday,
-            tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec, (int)getpid(), base_name(file),
-            line);
+  /* the local time of the last second seen by this thread: a cycle writes thousands of lines a
+   * second, and localtime_r checks the time zone on every call */
+  static __thread time_t last_sec = -1;
+  static __thread struct tm tm;
+  if (tv.tv_sec != last_sec) {
+    localtime_r(&tv.tv_sec, &tm);
+    last_sec = tv.tv_sec;
+  }
+  /* "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ", written without printf (thousands of lines
+   * a cycle) */
+  static __thread int pid;
+  if (!pid)
+    pid = (int)getpid();
+  char h[64], *o = h;
+  *o++ = sev;
+  o = put_uint(o, (unsigned long)tm.tm_mon + 1, 2, '0');
+  o = put_uint(o, (unsigned long)tm.tm_mday, 2, '0');
+  *o++ = ' ';
+  o = put_uint(o, (unsigned long)tm.tm_hour, 2, '0');
+  *o++ = ':';
+  o = put_uint(o, (unsigned long)tm.tm_min, 2, '0');
+  *o++ = ':';
+  o = put_uint(o, (unsigned long)tm.tm_sec, 2, '0');
+  *o++ = '.';
+  o = put_uint(o, (unsigned long)tv.tv_usec, 6, '0');
+  *o++ = ' ';
+  o = put_uint(o, (unsigned long)pid, 7, ' ');
+  *o++ = ' ';
+  sb_appendn(sb, h, (size_t)(o - h));
+  sb_append(sb, base_name(file));
+  o = h;
+  *o++ = ':';
+  o = put_uint(o, (unsigned long)(line < 0 ? 0 : line), 1, '0');
+  *o++ = ']';
+  *o++ = ' ';
+  sb_appendn(sb, h, (size_t)(o - h));
 }
 
 static void json_header(strbuf *sb, int v, const char *file, int line) {
@@ -78,7 +124,9 @@ static void append_fields(strbuf *sb, const log_field *fields, size_t n, int jso
       sb_append_json_str(sb, fields[i].key);
       sb_appendc(sb, ':');
     } else {
-      sb_printf(sb, " %s=", fields[i].key);
+      sb_appendc(sb, ' ');
+      sb_append(sb, fields[i].key);
+      sb_appendc(sb, '=');
     }
     append_value(sb, &fields[i], json);
   }
