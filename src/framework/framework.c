@@ -390,6 +390,8 @@ void fw_reject_reason(plugin_handle *h, const char *reason) {
     h->cy->reject_why = arena_strdup(h->cy->mem, reason);
 }
 
+bool fw_recording(const plugin_handle *h) { return h->cy->rec != NULL; }
+
 void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds) {
   if (h->cy->rec)
     decisions_node(h->cy->rec, n, NULL, why, thresholds);

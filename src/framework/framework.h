@@ -175,6 +175,9 @@ node **fw_ready_nodes(plugin_handle *h, const char *selector_text, size_t *count
 /* Records how a utilization plugin classified n ("underutilized", "overutilized",
  * "appropriately utilized"); the first classification of the cycle is kept for reports. */
 void fw_note_category(plugin_handle *h, const node *n, const char *category);
+/* true when this cycle keeps a decision record (the fw_note_* calls below store something):
+ * plugins test it before building texts only the record reads. */
+bool fw_recording(const plugin_handle *h);
 /* For the decision record: why n got its category ("memory 72.00% > 68.00%") and the
  * thresholds in force. Either may be NULL. */
 void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds);

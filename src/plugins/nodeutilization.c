@@ -206,6 +206,8 @@ static void pct_list(strbuf *sb, const pct_map *m) {
 
 void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
                  const pct_map *high, const char *category) {
+  if (!fw_recording(h))
+    return;
   strbuf why = {0}, thr = {0};
   if (low) {
     sb_append(&thr, "low ");
@@ -385,8 +387,24 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
 }
 
 /* a percentage rounded to two decimals (half away from zero), as Go's JSON writes it */
+/* v rounded to two decimals, as JSON's shortest form of that double (sb_append_json_double).
+ * Below 1e9 the rounded double is the one nearest k/100 for an integer k, and no decimal with
+ * fewer significant digits reads back as it (those are other multiples of 0.01, far more than
+ * a double's spacing apart), so "%.2f" without its trailing zeros is that shortest form, found
+ * without sb_append_json_double's trial printings (this runs for every node of a cycle). */
 static void format_pct(strbuf *sb, double v) {
-  sb_append_json_double(sb, round(v * 100) / 100);
+  double x = round(v * 100) / 100;
+  if (!(fabs(x) < 1e9)) {
+    sb_append_json_double(sb, x);
+    return;
+  }
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%.2f", x);
+  while (buf[n - 1] == '0')
+    n--;
+  if (buf[n - 1] == '.')
+    n--;
+  sb_appendn(sb, buf, (size_t)n);
 }
 
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn) {
