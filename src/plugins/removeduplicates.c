@@ -149,6 +149,51 @@ static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size
   m->n++;
 }
 
+/* The per-pod memo: keys of five pointers kept in the slot itself, so that a lookup (one per
+ * pod) reads one slot and calls nothing. */
+typedef struct {
+  const void *key[5];
+  size_t val; /* SIZE_MAX: empty */
+} rd_mslot;
+
+typedef struct {
+  rd_mslot *slots;
+  size_t cap, n;
+} rd_memo;
+
+static rd_mslot *rd_mfind(const rd_memo *m, const void *const key[5]) {
+  size_t i = (size_t)rd_thash(key, 5) & (m->cap - 1);
+  for (; m->slots[i].val != SIZE_MAX; i = (i + 1) & (m->cap - 1)) {
+    const void *const *k = m->slots[i].key;
+    if (k[0] == key[0] && k[1] == key[1] && k[2] == key[2] && k[3] == key[3] && k[4] == key[4])
+      break;
+  }
+  return &m->slots[i];
+}
+
+/* The value stored for key, or SIZE_MAX. */
+static size_t rd_mget(const rd_memo *m, const void *const key[5]) {
+  return m->cap ? rd_mfind(m, key)->val : SIZE_MAX;
+}
+
+/* Stores val for key (key must not be present). */
+static void rd_mput(arena *a, rd_memo *m, const void *const key[5], size_t val) {
+  if (2 * (m->n + 1) > m->cap) {
+    rd_memo old = *m;
+    m->cap = old.cap ? old.cap * 2 : 64;
+    m->slots = ARENA_NEWN(a, rd_mslot, m->cap);
+    for (size_t i = 0; i < m->cap; i++)
+      m->slots[i].val = SIZE_MAX;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.slots[i].val != SIZE_MAX)
+        *rd_mfind(m, old.slots[i].key) = old.slots[i];
+  }
+  rd_mslot *s = rd_mfind(m, key);
+  memcpy(s->key, key, sizeof s->key);
+  s->val = val;
+  m->n++;
+}
+
 /* ---------- owner keys ---------- */
 
 typedef struct {
@@ -158,7 +203,6 @@ typedef struct {
 
 typedef struct {
   const char *ns, *kind, *name, *images_hash;
-  const char *display; /* klog's %+v rendering of upstream's owner struct, for logs */
   int64_t occurrences; /* every pod of the key, first copies included, all nodes */
   rd_node_dups *dups;
   size_t ndups, dups_cap;
@@ -187,18 +231,16 @@ static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
     o->items = items;
     o->cap = cap;
   }
-  rd_owner *w = &o->items[o->n];
-  w->ns = ns;
-  w->kind = ref->kind;
-  w->name = ref->name;
-  w->images_hash = images_hash;
-  strbuf disp = {0};
-  sb_printf(&disp, "{namespace:%s kind:%s name:%s imagesHash:%s}", ns, ref->kind, ref->name,
-            images_hash);
-  w->display = arena_strdup(o->a, sb_str(&disp));
-  sb_free(&disp);
+  o->items[o->n] = (rd_owner){ns, ref->kind, ref->name, images_hash, 0, NULL, 0, 0};
   rd_tput(o->a, &o->index, key, 4, o->n);
   return o->n++;
+}
+
+/* klog's %+v rendering of upstream's owner struct, for the logs (sb freed by the caller) */
+static const char *rd_owner_display(strbuf *sb, const rd_owner *w) {
+  sb_printf(sb, "{namespace:%s kind:%s name:%s imagesHash:%s}", w->ns, w->kind, w->name,
+            w->images_hash);
+  return sb_str(sb);
 }
 
 /* Appends p to the owner's duplicate list for node n (nodes arrive in order, so the current
@@ -248,19 +290,29 @@ typedef struct {
   const char *hash;
 } rd_images;
 
+/* What a pod's (namespace, owners array, images array) give it, worked out once per such
+ * triple (the pods of one ReplicaSet share their arrays, model_share): its signature's number
+ * and its owner keys, positions in rd_owners (owner_keys[first .. first + n)). */
+typedef struct {
+  size_t sig, first, n;
+} rd_pod_keys;
+
 /* Duplicates are pods whose sorted "namespace/kind/name/image" strings, one for every owner
  * and image, are equal (upstream's signature). None of the four parts holds a '/' except the
  * image, which comes last, so two such lists are equal exactly when the multisets of
  * (namespace, kind, name, image) are: a signature is that multiset, as canonical pointers
- * sorted by value, and numbered; a pod's number is worked out once per (namespace, owners,
- * images) arrays. */
+ * sorted by value, and numbered. */
 typedef struct {
   arena *a;
   rd_map texts;     /* canonical strings */
   rd_tmap images;   /* (images array, count) -> position in img */
   rd_images *img;
   size_t nimg, capimg;
-  rd_tmap sig_memo; /* (namespace, owners array, count, images array, count) -> signature */
+  rd_memo memo;     /* (namespace, owners array, count, images array, count) -> position in keys */
+  rd_pod_keys *keys;
+  size_t nkeys, capkeys;
+  size_t *owner_keys;
+  size_t nowner_keys, capowner_keys;
   rd_tmap sigs;     /* the signature's sorted tuple -> its number */
   size_t nsigs;
   size_t *seen_on;  /* per signature: 1 + index of the node it was last seen on, 0: never */
@@ -299,13 +351,8 @@ static int rd_cmp_tuple(const void *x, const void *y) {
   return 0;
 }
 
-/* The number of the pod's signature. */
+/* The number of the signature of a pod with these owners and images. */
 static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
-  const void *memo[5] = {p->ns, p->owners, (const void *)(uintptr_t)p->nowners, p->images,
-                         (const void *)(uintptr_t)p->nimages};
-  size_t id = rd_tget(&g->sig_memo, memo, 5);
-  if (id != SIZE_MAX)
-    return id;
   size_t n = p->nowners * im->n;
   const void **key = ARENA_NEWN(g->a, const void *, 1 + 3 * n);
   key[0] = p->ns;
@@ -319,13 +366,34 @@ static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
       k++;
     }
   qsort(t, n, 3 * sizeof *t, rd_cmp_tuple);
-  id = rd_tget(&g->sigs, key, 1 + 3 * n);
+  size_t id = rd_tget(&g->sigs, key, 1 + 3 * n);
   if (id == SIZE_MAX) {
     id = g->nsigs++;
     rd_tput(g->a, &g->sigs, key, 1 + 3 * n, id);
   }
-  rd_tput(g->a, &g->sig_memo, memo, 5, id);
   return id;
+}
+
+/* The pod's signature and owner keys: one lookup for a pod whose arrays were seen before
+ * (owner keys are added in the order their first pod is met, as without the memo). */
+static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const pod *p) {
+  const void *memo[5] = {p->ns, p->owners, (const void *)(uintptr_t)p->nowners, p->images,
+                         (const void *)(uintptr_t)p->nimages};
+  size_t i = rd_mget(&g->memo, memo);
+  if (i != SIZE_MAX)
+    return &g->keys[i];
+  const rd_images *im = rd_images_of(g, p);
+  size_t first = g->nowner_keys;
+  for (size_t o = 0; o < p->nowners; o++) {
+    size_t idx = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
+    g->owner_keys = arena_grow(g->a, g->owner_keys, g->nowner_keys, &g->capowner_keys,
+                               sizeof *g->owner_keys);
+    g->owner_keys[g->nowner_keys++] = idx;
+  }
+  g->keys = arena_grow(g->a, g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
+  g->keys[g->nkeys] = (rd_pod_keys){rd_signature(g, p, im), first, p->nowners};
+  rd_mput(g->a, &g->memo, memo, g->nkeys);
+  return &g->keys[g->nkeys++];
 }
 
 /* true when the signature was already seen on node `index` (and marks it seen there) */
@@ -348,24 +416,22 @@ static void rd_scan_node(plugin_handle *h, const rd_args *a, rd_owners *owners, 
                          node *nd, size_t index) {
   char ref[512];
   LOGV(2, &h->log, "Processing node", LSTR("node", nd->name));
-  size_t npods;
-  pod **pods = fw_node_pods(h, nd, true, &npods);
-  for (size_t i = 0; i < npods; i++) {
-    pod *p = pods[i];
-    if (!rd_pod_filter(h, a, p))
+  /* nothing is evicted while nodes are scanned, so the node's own list is read in place
+   * (what fw_node_pods would copy: the pods not gone and not terminal) */
+  for (size_t i = 0; i < nd->npods; i++) {
+    pod *p = nd->pods[i];
+    if (fw_pod_gone(p) || pod_is_terminal(p) || !rd_pod_filter(h, a, p))
       continue;
     if (p->nowners == 0 || rd_excluded_owner(a, p) || p->nimages == 0)
       continue;
-    const rd_images *im = rd_images_of(sigs, p);
-    size_t keys[64], *kp = p->nowners <= 64 ? keys : ARENA_NEWN(h->scratch, size_t, p->nowners);
-    for (size_t o = 0; o < p->nowners; o++) {
-      kp[o] = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
+    const rd_pod_keys *pk = rd_pod_keys_of(sigs, owners, p);
+    const size_t *kp = sigs->owner_keys + pk->first;
+    for (size_t o = 0; o < pk->n; o++)
       owners->items[kp[o]].occurrences++;
-    }
-    if (!rd_seen_on(sigs, rd_signature(sigs, p, im), index))
+    if (!rd_seen_on(sigs, pk->sig, index))
       continue;
     LOGV(3, &h->log, "Duplicate found", LSTR("pod", pod_ref(p, ref, sizeof ref)));
-    for (size_t o = 0; o < p->nowners; o++)
+    for (size_t o = 0; o < pk->n; o++)
       rd_owner_add_dup(h->scratch, &owners->items[kp[o]], nd, p);
   }
 }
@@ -406,18 +472,21 @@ typedef enum { RD_NEXT, RD_STOP } rd_result;
 /* Evicts the duplicates above upperAvg on each node of one owner key. */
 static rd_result rd_balance_owner(plugin_handle *h, const rd_owner *w) {
   size_t feasible = rd_feasible_nodes(h, w);
-  LOGV(2, &h->log, "Adjusting feasible nodes", LSTR("owner", w->display), LUINT("from", h->nnodes),
+  strbuf disp = {0};
+  const char *display = LOG_ON(1) ? rd_owner_display(&disp, w) : "";
+  rd_result res = RD_NEXT;
+  LOGV(2, &h->log, "Adjusting feasible nodes", LSTR("owner", display), LUINT("from", h->nnodes),
        LUINT("to", feasible));
   if (feasible < 2) {
     LOGV(1, &h->log, "Less than two feasible nodes for duplicates to land, skipping eviction",
-         LSTR("owner", w->display));
-    return RD_NEXT;
+         LSTR("owner", display));
+    goto done;
   }
   int64_t upper_avg = (w->occurrences + (int64_t)feasible - 1) / (int64_t)feasible;
-  for (size_t d = 0; d < w->ndups; d++) {
+  for (size_t d = 0; d < w->ndups && res == RD_NEXT; d++) {
     const rd_node_dups *nd = &w->dups[d];
     LOGV(2, &h->log, "Average occurrence per node", LSTR("node", nd->node->name),
-         LSTR("ownerKey", w->display), LINT("avg", upper_avg));
+         LSTR("ownerKey", display), LINT("avg", upper_avg));
     /* the list leaves out the node's first copy: keep upperAvg pods in all */
     if ((int64_t)nd->pods.n + 1 <= upper_avg)
       continue;
@@ -428,13 +497,17 @@ static rd_result rd_balance_owner(plugin_handle *h, const rd_owner *w) {
         continue;
       if (st == EVICT_LIMIT_NODE)
         break;
-      if (st == EVICT_LIMIT_TOTAL)
-        return RD_STOP;
+      if (st == EVICT_LIMIT_TOTAL) {
+        res = RD_STOP;
+        break;
+      }
       if (st != EVICT_VETOED)
         log_eviction_failed(h, p);
     }
   }
-  return RD_NEXT;
+done:
+  sb_free(&disp);
+  return res;
 }
 
 static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
