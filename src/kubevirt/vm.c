@@ -142,24 +142,6 @@ struct kubevirt_flights {
   int total;
 };
 
-static long vmi_index(const model *m, const char *ns, const char *name) {
-  size_t lo = 0, hi = m->vmis.n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    const vmi_obj *v = m->vmis.items[mid];
-    int c = strcmp(v->ns, ns);
-    if (!c)
-      c = strcmp(v->name, name);
-    if (!c)
-      return (long)mid;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return -1;
-}
-
 static bool vmim_finished_phase(const char *phase) {
   return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
@@ -186,7 +168,7 @@ kubevirt_flights *kubevirt_flights_build(const model *m, arena *a) {
     const vmim_obj *mm = m->vmims.items[i];
     if (vmim_finished_phase(mm->phase))
       continue;
-    long k = vmi_index(m, mm->ns, mm->vmi_name);
+    long k = model_vmi_position(m, mm->ns, mm->vmi_name);
     if (k < 0 || f->desc[k])
       continue;
     const vmi_obj *v = m->vmis.items[k];
@@ -219,7 +201,7 @@ kubevirt_flights *kubevirt_flights_build(const model *m, arena *a) {
 }
 
 const char *kubevirt_flight_of(const kubevirt_flights *f, const vmi_obj *v) {
-  long k = v ? vmi_index(f->m, v->ns, v->name) : -1;
+  long k = v ? model_vmi_position(f->m, v->ns, v->name) : -1;
   return k < 0 ? NULL : f->desc[k];
 }
 

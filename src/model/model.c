@@ -11,9 +11,12 @@ typedef struct {
   void **items;
 } any_vec;
 
+static void vmi_map_free(model *m);
+
 int64_t res_get(const res_list *list, const char *name, bool *found) {
   for (size_t i = 0; i < list->n; i++)
-    if (list->items[i].name == name || strcmp(list->items[i].name, name) == 0) {
+    if (list->items[i].name == name ||
+        (list->items[i].name[0] == name[0] && strcmp(list->items[i].name, name) == 0)) {
       if (found)
         *found = true;
       return list->items[i].milli;
@@ -58,6 +61,7 @@ void model_free(model *m) {
   vec_release(&m->priority_classes);
   vec_release(&m->pvcs);
   vec_release(&m->vmis);
+  vmi_map_free(m);
   vec_release(&m->vmims);
   vec_release(&m->node_metrics);
   vec_release(&m->pod_metrics);
@@ -277,6 +281,19 @@ static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
   return NULL;
 }
 
+/* namespaces are interned (pointer identity), VMI names compared as text */
+struct model_vmi_map {
+  ptr_map map;
+};
+
+static void vmi_map_free(model *m) {
+  if (m->vmi_map) {
+    free(m->vmi_map->map.slots);
+    free(m->vmi_map);
+    m->vmi_map = NULL;
+  }
+}
+
 int model_finish(model *m, dserr *err) {
   /* everything is decoded: what is shared stays shared, the table is not needed any more */
   if (m->shared) {
@@ -288,6 +305,18 @@ int model_finish(model *m, dserr *err) {
   sort_vec(m->namespaces.items, m->namespaces.n, sizeof(namespace_obj *), cmp_ns);
   sort_vec(m->pvcs.items, m->pvcs.n, sizeof(pvc_obj *), cmp_pvc);
   sort_vec(m->vmis.items, m->vmis.n, sizeof(vmi_obj *), cmp_vmi);
+  vmi_map_free(m);
+  if (m->vmis.n) {
+    m->vmi_map = malloc(sizeof *m->vmi_map);
+    if (!m->vmi_map)
+      abort();
+    ptr_map_init(&m->vmi_map->map, m->vmis.n, true);
+    for (size_t i = 0; i < m->vmis.n; i++) {
+      vmi_obj *v = m->vmis.items[i];
+      v->index = (uint32_t)i;
+      ptr_map_put(&m->vmi_map->map, v->ns, v->name, v);
+    }
+  }
   sort_vec(m->priority_classes.items, m->priority_classes.n, sizeof(priority_class_obj *), cmp_pc);
   for (size_t i = 1; i < m->nodes.n; i++)
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
@@ -425,22 +454,31 @@ priority_class_obj *model_find_priority_class(const model *m, const char *name) 
   return NULL;
 }
 
-vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name) {
+long model_vmi_position(const model *m, const char *ns, const char *name) {
+  if (m->vmi_map) {
+    const vmi_obj *v = ptr_map_get(&m->vmi_map->map, ns, name);
+    return v ? (long)v->index : -1;
+  }
   size_t lo = 0, hi = m->vmis.n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    vmi_obj *v = m->vmis.items[mid];
+    const vmi_obj *v = m->vmis.items[mid];
     int c = strcmp(v->ns, ns);
     if (!c)
       c = strcmp(v->name, name);
     if (c == 0)
-      return v;
+      return (long)mid;
     if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return NULL;
+  return -1;
+}
+
+vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name) {
+  long k = model_vmi_position(m, ns, name);
+  return k < 0 ? NULL : m->vmis.items[k];
 }
 
 bool pod_is_terminal(const pod *p) {

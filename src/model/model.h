@@ -221,6 +221,7 @@ typedef struct {
   bool has_migration_start, has_migration_end;
   int64_t migration_start, migration_end; /* migrationState start/endTimestamp, epoch seconds */
   const char *moves; /* annotation VMI_MOVES_ANNOTATION or NULL */
+  uint32_t index;    /* position in the model's vmis (model_finish) */
 } vmi_obj;
 
 typedef struct {
@@ -321,6 +322,8 @@ typedef struct model {
   MODEL_VEC(priority_class_obj, priority_classes);
   MODEL_VEC(pvc_obj, pvcs);
   MODEL_VEC(vmi_obj, vmis);
+  /* (namespace, name) -> VMI, built by model_finish (model_find_vmi; NULL before) */
+  struct model_vmi_map *vmi_map;
   MODEL_VEC(vmim_obj, vmims);
   kubevirt_cr kubevirt;
   /* why a KubeVirt CR of the cluster could not be decoded (live mode skips such an object), or
@@ -381,6 +384,8 @@ namespace_obj *model_find_namespace(const model *m, const char *name);
 pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);
 priority_class_obj *model_find_priority_class(const model *m, const char *name);
 vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name);
+/* The position of that VMI in m->vmis (vmis sorted by model_finish), or -1. */
+long model_vmi_position(const model *m, const char *ns, const char *name);
 
 /* Pod helpers used across plugins. */
 bool pod_is_terminal(const pod *p); /* phase Succeeded or Failed */
