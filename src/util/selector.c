@@ -17,7 +17,8 @@ const char *kv_get(const kvlist *list, const char *key) {
   if (!list)
     return NULL;
   for (size_t i = 0; i < list->n; i++)
-    if (list->items[i].key == key || strcmp(list->items[i].key, key) == 0)
+    if (list->items[i].key == key ||
+        (list->items[i].key[0] == key[0] && strcmp(list->items[i].key, key) == 0))
       return list->items[i].value;
   return NULL;
 }
