@@ -85,15 +85,9 @@ const dec_pod *decisions_find(const decisions *d, const pod *p) { return find(d,
 
 static const char *str(decisions *d, const char *s) { return intern(d->strings, s ? s : ""); }
 
-void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profile,
-                   const char *plugin, const char *by, const char *reason) {
-  dec_pod *dp = find(d, p);
-  if (!dp)
-    return;
-  profile = str(d, profile);
-  plugin = str(d, plugin);
-  by = str(d, by);
-  reason = str(d, reason);
+/* Appends an event to dp; profile, plugin, by and reason are interned already. */
+static void add_event(decisions *d, dec_pod *dp, dec_outcome o, const char *profile,
+                      const char *plugin, const char *by, const char *reason) {
   dec_event *l = dp->last;
   if (l && l->outcome == o && l->profile == profile && l->plugin == plugin && l->by == by &&
       l->reason == reason)
@@ -108,6 +102,13 @@ void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profil
   dp->nevents++;
   if (o > dp->outcome)
     dp->outcome = o;
+}
+
+void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profile,
+                   const char *plugin, const char *by, const char *reason) {
+  dec_pod *dp = find(d, p);
+  if (dp)
+    add_event(d, dp, o, str(d, profile), str(d, plugin), str(d, by), str(d, reason));
 }
 
 void decisions_node(decisions *d, const node *n, const char *category, const char *why,
@@ -157,29 +158,41 @@ void decisions_node_requested(decisions *d, const node *n, const double before[3
 const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d->nodes[n->index]; }
 
 void decisions_finish(decisions *d) {
+  /* most pods end here, and most of their reasons are one of a few texts: those depending only
+   * on the node's category are interned once per category (one or two per cycle) */
+  const char *empty = str(d, ""), *category = NULL, *by_category = NULL;
   strbuf sb = {0};
   for (size_t i = 0; i < d->npods; i++) {
     dec_pod *dp = &d->pods[i];
     if (dp->nevents)
       continue;
     const pod *p = dp->pod;
+    const char *reason;
     sb_clear(&sb);
-    if (!*p->node_name)
+    if (!*p->node_name) {
       sb_append(&sb, "the pod is not bound to a node");
-    else if (!p->node)
+    } else if (!p->node) {
       sb_printf(&sb, "its node %s is not in the cluster state", p->node_name);
-    else if (!d->nodes[p->node->index].in_cycle)
+    } else if (!d->nodes[p->node->index].in_cycle) {
       sb_printf(&sb, "its node %s is not one of the cycle's nodes (not Ready, or outside the "
                      "policy's nodeSelector)",
                 p->node_name);
-    else if (pod_is_terminal(p))
+    } else if (pod_is_terminal(p)) {
       sb_printf(&sb, "the pod has finished (phase %s)", pod_phase_name(p->phase));
-    else if (d->nodes[p->node->index].category)
-      sb_printf(&sb, "no enabled plugin selected it (its node was classified %s)",
-                d->nodes[p->node->index].category);
-    else
+    } else if (d->nodes[p->node->index].category) {
+      const char *c = d->nodes[p->node->index].category; /* interned */
+      if (c != category) {
+        sb_printf(&sb, "no enabled plugin selected it (its node was classified %s)", c);
+        category = c;
+        by_category = str(d, sb_str(&sb));
+      }
+      add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, by_category);
+      continue;
+    } else {
       sb_append(&sb, "no enabled plugin selected it");
-    decisions_pod(d, p, DEC_NOT_CONSIDERED, "", "", "", sb_str(&sb));
+    }
+    reason = str(d, sb_str(&sb));
+    add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, reason);
   }
   sb_free(&sb);
 }
