@@ -136,13 +136,6 @@ void sb_append_go_quoted(strbuf *sb, const char *s) {
   sb_appendc(sb, '"');
 }
 
-/* f printed with fmt ("%.*g" or "%.*e") at the smallest precision in [lo, hi] that reads back
- * as f (hi always does). Away from a power of two the rounding interval of f is symmetric, and
- * the nearest decimal with one more digit is never farther from f than the one before it, so
- * once a precision reads back every greater one does: the smallest is found by trying lo,
- * lo + 1, lo + 3, lo + 7, ... and then halving the last gap (short numbers in as many
- * printings as before, long ones in 6 to 8 instead of up to 17). At a power of two the interval
- * is narrower below f, so every precision is tried in turn. */
 /* prints f at prec into buf (*printed: the precision buf holds) and tells whether it reads
  * back as f */
 static bool reads_back(char *buf, size_t size, const char *fmt, int prec, double f, int *printed) {
@@ -151,6 +144,13 @@ static bool reads_back(char *buf, size_t size, const char *fmt, int prec, double
   return strtod(buf, NULL) == f;
 }
 
+/* f printed with fmt ("%.*g" or "%.*e") at the smallest precision in [lo, hi] that reads back
+ * as f (hi always does). Away from a power of two the rounding interval of f is symmetric, and
+ * the nearest decimal with one more digit is never farther from f than the one before it, so
+ * once a precision reads back every greater one does: the smallest is found by trying lo,
+ * lo + 2, lo + 6, lo + 14, ... and then halving the last gap (short numbers in about as many
+ * printings as before, long ones in 6 to 8 instead of up to 17). At a power of two the interval
+ * is narrower below f, so every precision is tried in turn. */
 static void shortest_round_trip(char *buf, size_t size, const char *fmt, int lo, int hi,
                                 double f) {
   int exp, printed = -1;
