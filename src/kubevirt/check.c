@@ -108,8 +108,12 @@ const check_row *check_find(const check_report *r, const char *item, const char 
 static void version_line(const check_report *r, strbuf *out) {
   sb_printf(out, "descheduler %s; Kubernetes %s; KubeVirt %s; HCO %s\n", r->descheduler_version,
             *r->server_version ? r->server_version : "unknown",
-            *r->kubevirt_version ? r->kubevirt_version : "not found",
-            *r->hco_version ? r->hco_version : "not found");
+            *r->kubevirt_version ? r->kubevirt_version
+            : r->kubevirt_present ? "present (its status has no observedKubeVirtVersion)"
+                                  : "not found",
+            *r->hco_version ? r->hco_version
+            : r->hco_present ? "present (its status.versions has no operator version)"
+                             : "not found");
 }
 
 void check_render_text(const check_report *r, strbuf *out) {
@@ -688,6 +692,11 @@ static void report_kubevirt(const check_inputs *in, check_report *r) {
             pn >= 0 ? "" : " (default)");
 }
 
+/* a migration limit read from a CR, or "unset" (int_at's -1) */
+static const char *limit_text(arena *a, long long v) {
+  return v < 0 ? "unset" : afmt(a, "%lld", v);
+}
+
 static void report_hco(const check_inputs *in, check_report *r) {
   if (!in->hco_served || !in->hco) {
     check_add(r, "hco-strategy", CHECK_PASS, "",
@@ -718,14 +727,19 @@ static void report_hco(const check_inputs *in, check_report *r) {
   long long kpn = int_at(kvm, "parallelOutboundMigrationsPerNode");
   if (in->kubevirt && ((pc >= 0 && pc != kpc) || (pn >= 0 && pn != kpn)))
     check_add(r, "hco-limits", CHECK_WARN, ref,
-              "liveMigrationConfig %lld per cluster, %lld per node differs from the KubeVirt CR "
-              "(%lld, %lld): HCO overwrites the KubeVirt CR on its next reconcile",
-              pc, pn, kpc, kpn);
+              "liveMigrationConfig %s per cluster, %s per node differs from the KubeVirt CR "
+              "(%s, %s): HCO overwrites the KubeVirt CR on its next reconcile",
+              limit_text(r->mem, pc), limit_text(r->mem, pn), limit_text(r->mem, kpc),
+              limit_text(r->mem, kpn));
+  else if (pc < 0 && pn < 0)
+    check_add(r, "hco-limits", CHECK_PASS, ref,
+              "liveMigrationConfig sets neither parallelMigrationsPerCluster nor "
+              "parallelOutboundMigrationsPerNode: the KubeVirt CR's limits apply");
   else
     check_add(r, "hco-limits", CHECK_PASS, ref,
-              "liveMigrationConfig parallelMigrationsPerCluster %lld, "
-              "parallelOutboundMigrationsPerNode %lld",
-              pc, pn);
+              "liveMigrationConfig parallelMigrationsPerCluster %s, "
+              "parallelOutboundMigrationsPerNode %s",
+              limit_text(r->mem, pc), limit_text(r->mem, pn));
 }
 
 /* ---------- running VMIs ---------- */
@@ -1224,6 +1238,7 @@ int check_read(kube_client *c, const check_read_opts *o, check_inputs *in, check
     if (list_docs(c, "/apis/kubevirt.io/v1/kubevirts", "KubeVirt", &kv, &status, &e) < 0)
       check_add(r, "kubevirt-strategy", CHECK_FAIL, "", "cannot list KubeVirt CRs: %s", e.msg);
     in->kubevirt = kv.n ? kv.items[0] : NULL;
+    r->kubevirt_present = in->kubevirt != NULL;
     const char *ver = str_at(doc_get(in->kubevirt, "status"), "observedKubeVirtVersion");
     r->kubevirt_version = arena_strdup(r->mem, ver);
   }
@@ -1232,6 +1247,7 @@ int check_read(kube_client *c, const check_read_opts *o, check_inputs *in, check
                 &e) == 0) {
     in->hco_served = true;
     in->hco = hco.n ? hco.items[0] : NULL;
+    r->hco_present = in->hco != NULL;
     const doc_node *vs = doc_path(in->hco, "status", "versions", NULL);
     for (size_t i = 0; i < seq_len(vs); i++)
       if (!strcmp(str_at(vs->items[i], "name"), "operator"))

@@ -47,6 +47,8 @@ typedef struct {
   check_row *rows;
   /* recorded versions ("" when unknown) */
   const char *descheduler_version, *server_version, *kubevirt_version, *hco_version;
+  /* a KubeVirt / HyperConverged CR was found (its version may still be missing from its status) */
+  bool kubevirt_present, hco_present;
 } check_report;
 
 /* An empty report; free with check_report_free. */

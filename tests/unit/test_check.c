@@ -277,6 +277,25 @@ static void test_render(void **state) {
   sb_free(&sb);
 }
 
+/* the version line tells a CR that reports no version from one that is missing */
+static void test_version_line(void **state) {
+  (void)state;
+  evaluate();
+  strbuf sb = {0};
+  check_render_text(R, &sb);
+  assert_non_null(strstr(sb_str(&sb), "; KubeVirt not found; HCO not found\n"));
+  R->kubevirt_present = R->hco_present = true;
+  sb_clear(&sb);
+  check_render_text(R, &sb);
+  assert_non_null(strstr(sb_str(&sb), "; KubeVirt present (its status has no observedKubeVirtVersion); "
+                                      "HCO present (its status.versions has no operator version)\n"));
+  R->kubevirt_version = "v1.6.2";
+  sb_clear(&sb);
+  check_render_text(R, &sb);
+  assert_non_null(strstr(sb_str(&sb), "; KubeVirt v1.6.2; HCO present"));
+  sb_free(&sb);
+}
+
 /* ---------- the workload's flags ---------- */
 
 static void test_feature_gate(void **state) {
@@ -417,6 +436,13 @@ static void test_hco(void **state) {
   assert_row("hco-strategy", NULL, CHECK_WARN, "HCO overwrites the KubeVirt CR");
   evaluate(.hco = HCO("", "-1"));
   assert_row("hco-strategy", NULL, CHECK_WARN, "spec.evictionStrategy is unset");
+  assert_row("hco-limits", NULL, CHECK_PASS,
+             "parallelMigrationsPerCluster 5, parallelOutboundMigrationsPerNode unset");
+  evaluate(.hco = "{\"kind\":\"HyperConverged\",\"metadata\":{\"name\":\"kubevirt-hyperconverged\","
+                  "\"namespace\":\"kubevirt\"},\"spec\":{\"evictionStrategy\":\"LiveMigrate\"}}");
+  assert_row("hco-limits", NULL, CHECK_PASS,
+             "liveMigrationConfig sets neither parallelMigrationsPerCluster nor "
+             "parallelOutboundMigrationsPerNode: the KubeVirt CR's limits apply");
 }
 
 #define KD_CR(spec)                                                                               \
@@ -629,6 +655,7 @@ int main(void) {
       cmocka_unit_test(test_policy_does_not_load),
       cmocka_unit_test(test_kubevirt_strategy),
       cmocka_unit_test(test_hco),
+      cmocka_unit_test(test_version_line),
       cmocka_unit_test(test_kubedescheduler_rendered),
       cmocka_unit_test(test_kubedescheduler_predictive),
       cmocka_unit_test(test_kubedescheduler_refused),
