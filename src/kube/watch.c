@@ -1102,19 +1102,8 @@ model *watch_cache_view(watch_cache *w, dserr *err) {
       v->kubevirt_unreadable = entry_error(&kv->items[i]);
   }
   v->vmis_complete = w->o.kubevirt;
-  /* what the last cycle left on the objects */
-  for (size_t i = 0; i < v->pods.n; i++) {
-    pod *p = v->pods.items[i];
-    p->evicted = p->leaving = false;
-    p->metrics = NULL;
-    p->node = NULL;
-  }
-  for (size_t i = 0; i < v->nodes.n; i++) {
-    node *n = v->nodes.items[i];
-    n->actual = NULL;
-    n->pods = NULL;
-    n->npods = 0;
-  }
+  /* model_finish clears what the last cycle left on the objects (evicted, metrics, node
+   * links) in the pass that links them */
   if (model_finish(v, err) < 0) {
     watch_cache_release_view(w, v);
     return NULL;
@@ -1132,7 +1121,8 @@ void watch_cache_release_view(watch_cache *w, model *view) {
     view->nodes.items[i]->npods = 0;
     view->nodes.items[i]->actual = NULL;
   }
-  for (size_t i = 0; i < view->pods.n; i++)
+  /* PodMetrics live in the view too; only model_link_metrics points pods at them */
+  for (size_t i = 0; view->pod_metrics.n && i < view->pods.n; i++)
     view->pods.items[i]->metrics = NULL;
   model_free(view);
 }

@@ -329,6 +329,7 @@ int model_finish(model *m, dserr *err) {
   for (size_t i = 0; i < m->nodes.n; i++) {
     node *n = m->nodes.items[i];
     n->npods = 0;
+    n->actual = NULL; /* model_link_metrics sets it again */
     n->index = (uint32_t)i;
     ptr_map_put(&nodes, n->name, NULL, n);
   }
@@ -339,6 +340,10 @@ int model_finish(model *m, dserr *err) {
       rc = dserr_set(err, "pod \"%s/%s\" appears more than once", p->ns, p->name);
       goto out;
     }
+    /* what a cycle leaves on a pod, cleared here in the pass that links it (a watch cache's
+     * view reuses its pods cycle after cycle; fresh ones have these zero already) */
+    p->evicted = p->leaving = false;
+    p->metrics = NULL;
     p->node = *p->node_name ? ptr_map_get(&nodes, p->node_name, NULL) : NULL;
     if (p->node)
       p->node->npods++;
