@@ -281,7 +281,7 @@ static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
   return NULL;
 }
 
-/* namespaces are interned (pointer identity), VMI names compared as text */
+/* namespaces by pointer (interned in the model's table), VMI names as text */
 struct model_vmi_map {
   ptr_map map;
 };
@@ -462,7 +462,10 @@ priority_class_obj *model_find_priority_class(const model *m, const char *name) 
 long model_vmi_position(const model *m, const char *ns, const char *name) {
   if (m->vmi_map) {
     const vmi_obj *v = ptr_map_get(&m->vmi_map->map, ns, name);
-    return v ? (long)v->index : -1;
+    if (v)
+      return (long)v->index;
+    /* a namespace that is not the model's interned copy is not in the map: the search below
+     * decides (a launcher without its VMI, rare, pays for it) */
   }
   size_t lo = 0, hi = m->vmis.n;
   while (lo < hi) {

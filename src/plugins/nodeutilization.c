@@ -386,9 +386,8 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
   return s;
 }
 
-/* a percentage rounded to two decimals (half away from zero), as Go's JSON writes it */
-/* v rounded to two decimals, as JSON's shortest form of that double (sb_append_json_double).
- * Below 1e9 the rounded double is the one nearest k/100 for an integer k, and no decimal with
+/* A percentage rounded to two decimals (half away from zero), as Go's JSON writes it: the
+ * shortest form of that double (sb_append_json_double). Below 1e9 the rounded double is the one nearest k/100 for an integer k, and no decimal with
  * fewer significant digits reads back as it (those are other multiples of 0.01, far more than
  * a double's spacing apart), so "%.2f" without its trailing zeros is that shortest form, found
  * without sb_append_json_double's trial printings (this runs for every node of a cycle). */

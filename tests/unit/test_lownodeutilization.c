@@ -52,6 +52,34 @@ static void test_7_percent_is_not_under_7(void **state) {
   sim_run_free(&r);
 }
 
+/* The classification line's percentages: rounded to two decimals, written as Go writes those
+ * doubles (no trailing zeros, integers without a point, 100 not 1e+02). */
+static void test_logged_percentages(void **state) {
+  (void)state;
+  cluster_begin();
+  cluster_capacity("3", "3", "110");
+  cluster_node("a");
+  cluster_capacity("100", "100", "100");
+  cluster_node("b");
+  cluster_pod("a-1", "a", .cpu = "1", .memory = "2");
+  for (int i = 0; i < 100; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "b-%03d", i);
+    cluster_pod(name, "b", .cpu = "1", .memory = "1");
+  }
+  sim_run r = sim_run_ok(lnu_policy("20", "50", NULL), cluster_end(), 0);
+  /* 1/3 cpu, 2/3 memory, 1/110 pods; 100/100 of each */
+  assert_int_equal(sim_log_count(&r, "node=\"a\" usage={\"cpu\":\"1\",\"memory\":\"2\","
+                                     "\"pods\":\"1\"} usagePercentage={\"cpu\":33.33,"
+                                     "\"memory\":66.67,\"pods\":0.91}"),
+                   1);
+  assert_int_equal(sim_log_count(&r, "node=\"b\" usage={\"cpu\":\"100\",\"memory\":\"100\","
+                                     "\"pods\":\"100\"} usagePercentage={\"cpu\":100,"
+                                     "\"memory\":100,\"pods\":100}"),
+                   1);
+  sim_run_free(&r);
+}
+
 /* "under" is <= (non-strict); "over" is > (strict): exactly at target is not over. */
 static void test_over_is_strict(void **state) {
   (void)state;
@@ -124,6 +152,7 @@ static void test_validation_messages(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_57_percent_is_under_57),
+      cmocka_unit_test(test_logged_percentages),
       cmocka_unit_test(test_7_percent_is_not_under_7),
       cmocka_unit_test(test_over_is_strict),
       cmocka_unit_test(test_evicts_until_below_target),
