@@ -159,8 +159,12 @@ const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d
 
 void decisions_finish(decisions *d) {
   /* most pods end here, and most of their reasons are one of a few texts: those depending only
-   * on the node's category are interned once per category (one or two per cycle) */
-  const char *empty = str(d, ""), *category = NULL, *by_category = NULL;
+   * on the node's category are interned once per category (the utilization plugins make three) */
+  const char *empty = str(d, "");
+  struct {
+    const char *category, *reason; /* both interned */
+  } seen[8];
+  size_t nseen = 0;
   strbuf sb = {0};
   for (size_t i = 0; i < d->npods; i++) {
     dec_pod *dp = &d->pods[i];
@@ -181,12 +185,18 @@ void decisions_finish(decisions *d) {
       sb_printf(&sb, "the pod has finished (phase %s)", pod_phase_name(p->phase));
     } else if (d->nodes[p->node->index].category) {
       const char *c = d->nodes[p->node->index].category; /* interned */
-      if (c != category) {
+      size_t k = 0;
+      while (k < nseen && seen[k].category != c)
+        k++;
+      if (k == nseen) {
         sb_printf(&sb, "no enabled plugin selected it (its node was classified %s)", c);
-        category = c;
-        by_category = str(d, sb_str(&sb));
+        if (nseen == sizeof seen / sizeof seen[0]) /* more categories than plugins make */
+          k = --nseen;
+        seen[k].category = c;
+        seen[k].reason = str(d, sb_str(&sb));
+        nseen++;
       }
-      add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, by_category);
+      add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, seen[k].reason);
       continue;
     } else {
       sb_append(&sb, "no enabled plugin selected it");
