@@ -10,6 +10,7 @@
 #include "../obs/log.h"
 #include "../obs/metrics.h"
 #include "../util/doc.h"
+#include "../util/hash.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 #include "../util/xalloc.h"
@@ -296,15 +297,9 @@ static const char *entry_error(const wentry *e) {
 
 /* ---------- applying events ---------- */
 
-/* FNV-1a of "namespace/name" */
+/* the hash of "namespace/name" */
 static uint64_t key_hash(const char *ns, const char *name) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char *p = ns; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  h = (h ^ '/') * 1099511628211ull;
-  for (const char *p = name; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  return h;
+  return fnv1a_str(fnv1a(fnv1a_str(FNV1A_OFFSET, ns), "/", 1), name);
 }
 
 static void tomb_add(wres *r, const char *ns, const char *name, uint64_t rv) {

@@ -1,6 +1,8 @@
 /* model.c - model container, ordering and lookups; see model.h. */
 #include "model.h"
 
+#include "../util/hash.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,16 +88,6 @@ struct model_shared {
   const void *zeros;
 };
 
-static uint64_t bytes_hash(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a, 64 bits */
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 static void shared_free(struct model_shared *t) {
   if (t)
     free(t->slots);
@@ -135,7 +127,7 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
   if (bytes > UINT32_MAX) /* not worth sharing, and too long for a slot */
     return memcpy(arena_alloc_uninit(m->mem, bytes, align), data, bytes);
   arena *to = m->shared_mem ? m->shared_mem : m->mem;
-  uint32_t h = (uint32_t)(bytes_hash(data, bytes) >> 32);
+  uint32_t h = (uint32_t)(fnv1a(FNV1A_OFFSET, data, bytes) >> 32);
   size_t i = h & (t->cap - 1);
   for (; t->slots[i].data; i = (i + 1) & (t->cap - 1))
     if (t->slots[i].hash == h && t->slots[i].bytes == bytes &&
@@ -232,11 +224,8 @@ typedef struct {
 
 static size_t ptr_hash(const ptr_map *pm, const void *a, const void *b) {
   uint64_t hb = (uint64_t)(uintptr_t)b;
-  if (pm->text && b) {
-    hb = 1469598103934665603ULL;
-    for (const unsigned char *s = b; *s; s++)
-      hb = (hb ^ *s) * 1099511628211ULL;
-  }
+  if (pm->text && b)
+    hb = fnv1a_str(FNV1A_OFFSET, b);
   uint64_t h = ((uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL) ^ (hb * 0xC2B2AE3D27D4EB4FULL);
   return (size_t)(h ^ (h >> 29)) & (pm->cap - 1);
 }

@@ -17,6 +17,7 @@
  * list keeps pod-name order. Pods without any regular container have no signature (upstream
  * would crash on them); they are skipped. */
 #include "../framework/podutil.h"
+#include "../util/hash.h"
 #include "common.h"
 #include "registry.h"
 
@@ -49,15 +50,8 @@ typedef struct {
   size_t cap, n; /* cap is a power of two, kept at most half full */
 } rd_map;
 
-static uint64_t rd_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 static size_t rd_slot(const rd_map *m, const char *key) {
-  size_t i = (size_t)rd_hash(key) & (m->cap - 1);
+  size_t i = (size_t)fnv1a_str(FNV1A_OFFSET, key) & (m->cap - 1);
   while (m->keys[i] && strcmp(m->keys[i], key) != 0)
     i = (i + 1) & (m->cap - 1);
   return i;
