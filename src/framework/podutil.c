@@ -217,7 +217,7 @@ const char *node_fit(plugin_handle *h, const pod *p, const node *n) {
 
 static bool fits_any(plugin_handle *h, const pod *p, node **nodes, size_t n, bool skip_own) {
   for (size_t i = 0; i < n; i++) {
-    if (skip_own && (nodes[i] == p->node || strcmp(nodes[i]->name, p->node_name) == 0))
+    if (skip_own && strcmp(nodes[i]->name, p->node_name) == 0)
       continue;
     const char *why = node_fit(h, p, nodes[i]);
     char ref[512];
