@@ -20,6 +20,12 @@ int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *e
 /* Streams a snapshot file (v1 List or a single object, JSON or YAML) into the model.
  * Does not call model_finish. Errors are prefixed with the path and items[<i>]. */
 int decode_snapshot_file(model *m, const char *path, dserr *err);
+/* The same; a JSON file of min_bytes or more is decoded by two threads (the second half of its
+ * items by a worker, snapshot.c), with the same objects, order and messages as one thread.
+ * *by_worker: how many items the worker decoded (0: the calling thread read them all).
+ * decode_snapshot_file uses 32 MiB; tests pass 0. */
+int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
+                               dserr *err);
 
 /* Streams an API list response body held in memory into the model. On success *next_token is
  * the list's metadata.continue (heap copy, caller frees; NULL when the list is complete) and

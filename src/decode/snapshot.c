@@ -6,9 +6,14 @@
  * which is written in place and so is restored when its decoding fails. */
 #include "decode.h"
 
+#include "../util/intern.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* What no decoder of objects.c reads, of any kind: left out of the items' trees (still
  * checked as JSON), so that reading a pod builds a third of it. metadata.managedFields is
@@ -50,6 +55,7 @@ typedef struct {
   size_t index;
   decode_skip_fn skip;
   void *skip_ctx;
+  struct split_worker *split; /* decode_snapshot_file_split's worker, or NULL */
 } stream_ctx;
 
 static int on_item(void *ctx, doc_node *item, dserr *err) {
@@ -81,14 +87,134 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
   return 0;
 }
 
-int decode_snapshot_file(model *m, const char *path, dserr *err) {
-  stream_ctx s = {m, NULL, 0, NULL, NULL};
-  if (doc_stream_file_skipping(path, unread_paths, on_item, &s, NULL, NULL, err) < 0) {
+/* ---------- a large file decoded by two threads ----------
+ *
+ * A worker decodes the second half of the file's items into a model of its own (its objects
+ * in its own arena, its strings interned through a front of the model's table) while the
+ * calling thread decodes the first half into the model; when the calling thread's reader
+ * reaches the item the worker started at, the worker's objects are appended after its own
+ * (util/doc.h, doc_split). Anything out of the ordinary in the worker's half (an object that
+ * does not decode, JSON the fast reader leaves to yajl, a kind the worker does not take, a
+ * guessed start that was not an item's) makes the calling thread read that half itself, so
+ * that what is decoded, its order and every message are those of one thread reading the file.
+ * The worker takes the kinds that only add objects to the model's lists; a KubeVirt CR (written
+ * in place), the OpenShift objects, metrics and kinds the model skips (logged) are left to the
+ * calling thread. */
+
+typedef struct split_worker {
+  const char *path;
+  uint64_t at;
+  model *part;           /* the worker's objects */
+  intern_table *strings; /* part's: a front of the model's table */
+  atomic_bool stop;
+  pthread_t thread;
+  bool running;
+  int rc;
+  uint64_t resume;
+  size_t count;
+  bool joined; /* its objects were taken */
+  dserr err;
+} split_worker;
+
+static int on_worker_item(void *ctx, doc_node *item, dserr *err) {
+  static const char *const kinds[] = {"Pod", "Node", "Namespace", "PodDisruptionBudget",
+                                      "PriorityClass", "PersistentVolumeClaim",
+                                      "VirtualMachineInstance", "VirtualMachineInstanceMigration"};
+  split_worker *w = ctx;
+  if (atomic_load_explicit(&w->stop, memory_order_relaxed))
+    return 1;
+  const char *kind = doc_str(doc_get(item, "kind"));
+  bool taken = false;
+  for (size_t i = 0; kind && !taken && i < sizeof kinds / sizeof kinds[0]; i++)
+    taken = strcmp(kind, kinds[i]) == 0;
+  if (!taken)
+    return 1;
+  return decode_object(w->part, item, NULL, err) < 0 ? -1 : 0;
+}
+
+static void *worker_main(void *arg) {
+  split_worker *w = arg;
+  w->rc = doc_stream_items_at(w->path, w->at, unread_paths, on_worker_item, w, &w->resume,
+                              &w->count, &w->err);
+  return NULL;
+}
+
+static void worker_end(split_worker *w) {
+  if (w->running) {
+    pthread_join(w->thread, NULL);
+    w->running = false;
+  }
+}
+
+static bool split_join(void *ctx, uint64_t *resume, size_t *count) {
+  stream_ctx *s = ctx;
+  split_worker *w = s->split;
+  worker_end(w);
+  if (w->rc != 0)
+    return false;
+  model_adopt(s->m, w->part);
+  w->part = NULL;
+  w->joined = true;
+  *resume = w->resume;
+  *count = w->count;
+  s->index += w->count;
+  return true;
+}
+
+static void split_drop(void *ctx) {
+  split_worker *w = ((stream_ctx *)ctx)->split;
+  atomic_store(&w->stop, true);
+  worker_end(w);
+}
+
+/* Below this a file is read by one thread: starting the worker would cost more than it saves. */
+#define SPLIT_MIN_BYTES (32u << 20)
+/* how far past the middle a likely item start is looked for */
+#define SPLIT_SPAN (4u << 20)
+
+int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
+                               dserr *err) {
+  stream_ctx s = {m, NULL, 0, NULL, NULL, NULL};
+  split_worker w = {.path = path};
+  *by_worker = 0;
+  doc_split split = {0, split_join, split_drop, &s};
+  intern_table *strings = m->strings;
+  struct stat st;
+  bool two = stat(path, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size >= min_bytes &&
+             doc_find_item(path, (uint64_t)st.st_size / 2, SPLIT_SPAN, &w.at) == 0;
+  if (two) {
+    w.strings = intern_new_front(strings);
+    w.part = model_new_view(w.strings);
+    w.part->keep_pod_conditions = m->keep_pod_conditions;
+    m->strings = intern_new_front(strings);
+    s.split = &w;
+    split.at = w.at;
+    w.running = pthread_create(&w.thread, NULL, worker_main, &w) == 0;
+    if (!w.running)
+      w.rc = -1; /* no thread: the calling thread reads it all */
+  }
+  int rc = doc_stream_file_split(path, unread_paths, two ? &split : NULL, on_item, &s, NULL,
+                                 NULL, err);
+  if (two) {
+    atomic_store(&w.stop, true);
+    worker_end(&w); /* joined or dropped already; this only makes sure */
+    model_free(w.part);
+    intern_free(w.strings);
+    intern_free(m->strings);
+    m->strings = strings;
+    *by_worker = w.joined ? w.count : 0;
+  }
+  if (rc < 0) {
     if (strncmp(err->msg, path, strlen(path)) != 0)
       dserr_prefix(err, "%s", path);
     return -1;
   }
   return 0;
+}
+
+int decode_snapshot_file(model *m, const char *path, dserr *err) {
+  size_t by_worker;
+  return decode_snapshot_file_split(m, path, SPLIT_MIN_BYTES, &by_worker, err);
 }
 
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
@@ -100,7 +226,7 @@ int decode_list_page(model *m, const char *name, const char *body, size_t len,
 int decode_list_page_skipping(model *m, const char *name, const char *body, size_t len,
                               const char *kind_hint, decode_skip_fn skip, void *skip_ctx,
                               char **next_token, size_t *count, dserr *err) {
-  stream_ctx s = {m, kind_hint, 0, skip, skip_ctx};
+  stream_ctx s = {m, kind_hint, 0, skip, skip_ctx, NULL};
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   int rc = doc_stream_memory_skipping(DOC_FMT_JSON, name, body, len, unread_paths, on_item, &s,

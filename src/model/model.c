@@ -171,6 +171,34 @@ void model_push_(model *m, void *vec, void *item) {
   v->items[v->n++] = item;
 }
 
+static void vec_append(any_vec *v, const any_vec *from) {
+  if (!from->n)
+    return;
+  if (v->n + from->n > v->cap) {
+    v->cap = v->n + from->n;
+    v->items = realloc(v->items, v->cap * sizeof *v->items);
+    if (!v->items)
+      abort();
+  }
+  memcpy(v->items + v->n, from->items, from->n * sizeof *v->items);
+  v->n += from->n;
+}
+
+void model_adopt(model *m, model *from) {
+  any_vec *to[] = {(any_vec *)&m->nodes, (any_vec *)&m->pods, (any_vec *)&m->namespaces,
+                   (any_vec *)&m->pdbs, (any_vec *)&m->priority_classes, (any_vec *)&m->pvcs,
+                   (any_vec *)&m->vmis, (any_vec *)&m->vmims};
+  const any_vec *add[] = {(any_vec *)&from->nodes, (any_vec *)&from->pods,
+                          (any_vec *)&from->namespaces, (any_vec *)&from->pdbs,
+                          (any_vec *)&from->priority_classes, (any_vec *)&from->pvcs,
+                          (any_vec *)&from->vmis, (any_vec *)&from->vmims};
+  for (size_t i = 0; i < sizeof to / sizeof to[0]; i++)
+    vec_append(to[i], add[i]);
+  arena_adopt(m->mem, from->mem);
+  from->mem = NULL;
+  model_free(from);
+}
+
 static int cmp_node(const void *a, const void *b) {
   return strcmp((*(node *const *)a)->name, (*(node *const *)b)->name);
 }

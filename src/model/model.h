@@ -351,6 +351,12 @@ model *model_new(void);
  * those objects. */
 model *model_new_view(intern_table *strings);
 void model_free(model *m);
+/* Appends the nodes, pods, namespaces, PDBs, priority classes, PVCs, VMIs and migrations of
+ * `from` after m's, takes the memory they live in and frees `from`. from must share m's
+ * interned strings (its table a front of m's, util/intern.h) and hold nothing else: no
+ * KubeVirt or OpenShift object, no metrics, no skipped kind. For a second thread decoding part
+ * of a snapshot (decode/snapshot.c). */
+void model_adopt(model *m, model *from);
 /* Sorts nodes and namespaces, attaches pods to their nodes and sorts each node's pods.
  * Call once after all objects are added. Fails (naming the object) if a node, or a pod in
  * one namespace, appears twice. */

@@ -141,6 +141,28 @@ char *arena_strdup(arena *a, const char *s) { return arena_strndup(a, s, strlen(
 
 size_t arena_used(const arena *a) { return a->total; }
 
+void arena_adopt(arena *a, arena *from) {
+  if (!from)
+    return;
+  if (from->inline_block)
+    abort(); /* its block is part of the arena itself */
+  struct block *first = from->head;
+  if (first) {
+    struct block *last = first;
+    while (last->next)
+      last = last->next;
+    /* behind a's head, which keeps filling; a's oldest block stays the tail (arena_reset) */
+    if (a->head) {
+      last->next = a->head->next;
+      a->head->next = first;
+    } else {
+      a->head = first;
+    }
+  }
+  a->total += from->total;
+  free(from);
+}
+
 void *arena_grow(arena *a, void *items, size_t n, size_t *cap, size_t size) {
   if (n < *cap)
     return items;

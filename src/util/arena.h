@@ -29,6 +29,9 @@ char *arena_strdup(arena *a, const char *s);
 void *arena_grow(arena *a, void *items, size_t n, size_t *cap, size_t size);
 /* Bytes handed out so far (for benchmarks and tests). */
 size_t arena_used(const arena *a);
+/* Takes every block of `from` (not an arena_new_exact one) into a and frees `from`: what was
+ * allocated there lives as long as a now. a goes on filling its current block. */
+void arena_adopt(arena *a, arena *from);
 /* Bytes the arena's blocks hold up to their last allocation, alignment padding included:
  * what an arena_new_exact of the same allocations needs. */
 size_t arena_footprint(const arena *a);

@@ -745,11 +745,15 @@ int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t 
   return doc_stream_memory_skipping(fmt, name, buf, len, NULL, cb, ctx, hdr_arena, header, err);
 }
 
-int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item_cb cb, void *ctx,
-                             arena *hdr_arena, doc_node **header, dserr *err) {
+int doc_stream_file_split(const char *path, const char *const *skip, const doc_split *split,
+                          doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header,
+                          dserr *err) {
   FILE *f = fopen(path, "rb");
-  if (!f)
+  if (!f) {
+    if (split)
+      split->drop(split->ctx);
     return dserr_set(err, "%s: cannot open: %s", path, strerror(errno));
+  }
   int c;
   do
     c = fgetc(f);
@@ -758,18 +762,49 @@ int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item
   rewind(f);
   size_t delivered = 0;
   if (fmt == DOC_FMT_JSON) {
-    docf_source src = {NULL, 0, f, 0};
+    /* the fast reader joins or drops the split, whatever comes */
+    docf_source src = {NULL, 0, f, 0, split};
     int rc;
     if (stream_fast(&src, skip, cb, ctx, hdr_arena, header, &delivered, &rc, err)) {
       fclose(f);
       return rc;
     }
     rewind(f);
+  } else if (split) {
+    split->drop(split->ctx);
   }
   resume_ctx r = {cb, ctx, 0, delivered};
   int rc = doc_stream_list(fmt, path, file_read, f, resume_item, &r, hdr_arena, header, err);
   fclose(f);
   return rc;
+}
+
+int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item_cb cb, void *ctx,
+                             arena *hdr_arena, doc_node **header, dserr *err) {
+  return doc_stream_file_split(path, skip, NULL, cb, ctx, hdr_arena, header, err);
+}
+
+int doc_find_item(const char *path, uint64_t from, size_t span, uint64_t *at) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  int rc = docf_find_item(f, from, span, at);
+  fclose(f);
+  return rc == DOCF_OK ? 0 : -1;
+}
+
+int doc_stream_items_at(const char *path, uint64_t at, const char *const *skip, doc_item_cb cb,
+                        void *ctx, uint64_t *resume, size_t *count, dserr *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  arena *item = arena_new(256 * 1024);
+  int cb_rc = 0;
+  *count = 0;
+  int rc = docf_stream_items_at(f, at, skip, cb, ctx, item, resume, count, &cb_rc, err);
+  arena_free(item);
+  fclose(f);
+  return rc == DOCF_OK ? 0 : rc == DOCF_STOPPED ? cb_rc : -1;
 }
 
 int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_arena,

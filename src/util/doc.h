@@ -86,6 +86,37 @@ int doc_stream_memory_skipping(doc_format fmt, const char *name, const char *buf
 int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item_cb cb, void *ctx,
                              arena *hdr_arena, doc_node **header, dserr *err);
 
+/* One large JSON file read by two threads. A worker reads the items of the root's `items`
+ * from a file offset where an item probably starts (doc_find_item) up to the list's closing
+ * bracket (doc_stream_items_at), while the caller streams the file from its start
+ * (doc_stream_file_split). When the caller's reader meets an item that starts exactly at that
+ * offset, the guess is proven and join hands the worker's items over in its place; when it
+ * passes the offset elsewhere (the guess fell inside an item), or ends before it, drop says
+ * the worker's items are not used and it reads them itself. Every item is thus handed over
+ * once and in file order, whatever the guess; and with a join, after the items handed over
+ * before it. join and drop run on the caller's thread; exactly one of them is called. */
+typedef struct doc_split {
+  uint64_t at;
+  /* true with resume (the offset just after the worker's last item) and count (its items):
+   * they are handed over; false: the caller's reader reads them */
+  bool (*join)(void *ctx, uint64_t *resume, size_t *count);
+  void (*drop)(void *ctx);
+  void *ctx;
+} doc_split;
+/* The offset of a likely item start (a map with a `metadata` map, after "}," in a list) in the
+ * `span` bytes of the file from offset `from` on: 0 with *at, -1 when there is none. */
+int doc_find_item(const char *path, uint64_t from, size_t span, uint64_t *at);
+/* The worker's part: the items from offset at on to cb, up to the closing bracket of their
+ * list. 0 with *resume and *count when every item was read and accepted by cb; cb's non-zero
+ * return when it stopped the run; -1 when the bytes there are not a run of items the fast
+ * JSON reader accepts (not an error of the file: the caller's reader will see). */
+int doc_stream_items_at(const char *path, uint64_t at, const char *const *skip, doc_item_cb cb,
+                        void *ctx, uint64_t *resume, size_t *count, dserr *err);
+/* doc_stream_file_skipping, with a worker reading from split->at (split NULL: none). */
+int doc_stream_file_split(const char *path, const char *const *skip, const doc_split *split,
+                          doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header,
+                          dserr *err);
+
 /* Lookups (NULL-safe: a NULL or non-map node yields NULL). */
 doc_node *doc_get(const doc_node *map, const char *key);
 /* doc_path(node, "metadata", "name", NULL) */

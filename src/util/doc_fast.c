@@ -736,12 +736,14 @@ typedef struct {
   unsigned char *own; /* the file's window */
   size_t cap, len;
   bool eof, failed;
+  uint64_t base; /* the file offset of own[0] */
 } window;
 
 /* Keeps the window's bytes from offset keep on and reads more behind them. */
 static void refill(window *w, rd *r, size_t keep) {
   memmove(w->own, w->own + keep, w->len - keep);
   w->len -= keep;
+  w->base += keep;
   if (w->len == w->cap) {
     w->cap *= 2;
     w->own = xrealloc(w->own, w->cap);
@@ -757,14 +759,53 @@ static void refill(window *w, rd *r, size_t keep) {
   r->at_eof = w->eof;
 }
 
+/* The file offset of the reader's position. */
+static uint64_t window_offset(const window *w, const rd *r) {
+  return w->base + (uint64_t)(r->p - w->own);
+}
+
+/* Empties the window and fills it from file offset off on. */
+static bool window_seek(window *w, rd *r, uint64_t off) {
+  if (fseeko(w->src->file, (off_t)off, SEEK_SET) != 0)
+    return false;
+  w->len = 0;
+  w->base = off;
+  w->eof = w->failed = false;
+  refill(w, r, 0);
+  return true;
+}
+
+/* After the split's worker has handed over the items from split->at on: the reader goes on
+ * from the end of its last item, where a separator or the list's closing bracket follows.
+ * 1 = the list closed, 0 = more items, else what went wrong. */
+static int resume_after_split(window *w, rd *r, uint64_t resume) {
+  if (!window_seek(w, r, resume))
+    return DOCF_REFUSED;
+  for (;;) {
+    const unsigned char *sep = r->p;
+    int more = next_or_close(r, ']');
+    if (more != DOCF_MORE)
+      return more;
+    refill(w, r, (size_t)(sep - w->own));
+  }
+}
+
+static void split_drop(const doc_split **split) {
+  if (*split)
+    (*split)->drop((*split)->ctx);
+  *split = NULL;
+}
+
 int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb, void *ctx,
                 arena *hdr, arena *item_arena, doc_node **root, size_t *delivered, int *cb_rc,
                 dserr *err) {
   skip_node rules = {0};
   for (size_t i = 0; skip && skip[i]; i++)
     skip_add(&rules, skip[i]);
-  window w = {src, NULL, 0, 0, true, false};
+  window w = {src, NULL, 0, 0, true, false, 0};
   rd r = {0};
+  /* a worker reads the items from split->at on (doc.h): until the reader gets there */
+  const doc_split *split = src->mem ? NULL : src->split;
   if (src->mem) {
     r.p = (const unsigned char *)src->mem;
     r.end = r.p + src->mem_len;
@@ -836,6 +877,24 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
               r.p++;
               closed = true;
               break;
+            } else if (split && window_offset(&w, &r) >= split->at) {
+              /* an item starting where the worker started proves its guess right */
+              uint64_t resume;
+              size_t count;
+              bool joined = window_offset(&w, &r) == split->at &&
+                            split->join(split->ctx, &resume, &count);
+              if (!joined) {
+                split_drop(&split);
+                continue; /* the same item again, read here */
+              }
+              split = NULL;
+              *delivered += count;
+              first = false;
+              int more = resume_after_split(&w, &r, resume);
+              if (more < 0)
+                rc = more;
+              closed = more == 1;
+              continue;
             } else {
               doc_node *item = NULL;
               rc = read_value(&r, &rules, &item);
@@ -950,9 +1009,114 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
         rc = DOCF_STOPPED;
     }
   }
+  split_drop(&split);
   free(root_kids);
   free(w.own);
   rd_free(&r);
   skip_free(&rules);
   return rc == DOCF_OK || rc == DOCF_STOPPED ? rc : DOCF_REFUSED;
+}
+
+int docf_stream_items_at(FILE *file, uint64_t at, const char *const *skip, doc_item_cb cb,
+                         void *ctx, arena *item_arena, uint64_t *resume, size_t *delivered,
+                         int *cb_rc, dserr *err) {
+  docf_source src = {NULL, 0, file, 0, NULL};
+  window w = {&src, xmalloc(4u << 20), 4u << 20, 0, false, false, 0};
+  rd r = {0};
+  *cb_rc = 0;
+  if (!window_seek(&w, &r, at)) {
+    free(w.own);
+    return DOCF_REFUSED;
+  }
+  skip_node rules = {0};
+  for (size_t i = 0; skip && skip[i]; i++)
+    skip_add(&rules, skip[i]);
+  int rc;
+  for (;;) {
+    const unsigned char *icp = r.p;
+    rd_use(&r, item_arena);
+    ws(&r);
+    doc_node *item = NULL;
+    if (r.p >= r.end)
+      rc = OUT_OF_INPUT(&r);
+    else if (*r.p != '{')
+      rc = DOCF_REFUSED; /* items of a cluster's list are objects */
+    else
+      rc = read_value(&r, &rules, &item);
+    uint64_t end = rc == DOCF_OK ? window_offset(&w, &r) : 0;
+    int more = rc == DOCF_OK ? next_or_close(&r, ']') : rc;
+    if (more < 0)
+      rc = more;
+    if (rc == DOCF_OK) {
+      *cb_rc = cb(ctx, item, err);
+      ++*delivered;
+      arena_reset(item_arena);
+      if (*cb_rc) {
+        rc = DOCF_STOPPED;
+        break;
+      }
+      if (more == 1) {
+        *resume = end;
+        break;
+      }
+      continue;
+    }
+    arena_reset(item_arena);
+    if (rc != DOCF_MORE)
+      break;
+    refill(&w, &r, (size_t)(icp - w.own));
+  }
+  if (w.failed)
+    rc = DOCF_REFUSED;
+  free(w.own);
+  rd_free(&r);
+  skip_free(&rules);
+  return rc;
+}
+
+/* A likely item at p: a map that has a map under "metadata" and a string "kind" or none, with
+ * a separator or a closing bracket after it. */
+static bool looks_like_item(arena *a, const unsigned char *p, const unsigned char *end) {
+  rd r = {0};
+  r.p = p;
+  r.end = end;
+  r.at_eof = true;
+  rd_use(&r, a);
+  doc_node *v = NULL;
+  bool ok = read_value(&r, NULL, &v) == DOCF_OK && v->type == DOC_MAP &&
+            doc_get(v, "metadata") && doc_get(v, "metadata")->type == DOC_MAP &&
+            (!doc_get(v, "kind") || doc_get(v, "kind")->type == DOC_STR) &&
+            next_or_close(&r, ']') >= 0;
+  rd_free(&r);
+  arena_reset(a);
+  return ok;
+}
+
+int docf_find_item(FILE *file, uint64_t from, size_t span, uint64_t *at) {
+  if (fseeko(file, (off_t)from, SEEK_SET) != 0)
+    return DOCF_REFUSED;
+  unsigned char *buf = xmalloc(span);
+  size_t len = fread(buf, 1, span, file);
+  arena *a = arena_new(64 * 1024);
+  int rc = DOCF_REFUSED;
+  /* '}' then ',' then '{', whitespace between: two neighbours in a list of maps */
+  for (size_t i = 0; i < len && rc != DOCF_OK; i++) {
+    if (buf[i] != '}')
+      continue;
+    size_t j = i + 1;
+    while (j < len && (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\r' || buf[j] == '\t'))
+      j++;
+    if (j >= len || buf[j] != ',')
+      continue;
+    j++;
+    while (j < len && (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\r' || buf[j] == '\t'))
+      j++;
+    if (j < len && buf[j] == '{' && looks_like_item(a, buf + j, buf + len)) {
+      *at = from + j;
+      rc = DOCF_OK;
+    }
+  }
+  arena_free(a);
+  free(buf);
+  return rc;
 }

@@ -19,6 +19,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #define DOCF_MAX_DEPTH 256
 
@@ -33,6 +35,7 @@ typedef struct {
   size_t mem_len;
   FILE *file;
   size_t window; /* a file's first window in bytes; 0 = 4 MiB (tests use tiny ones) */
+  const doc_split *split; /* a file's items read from an offset on by a worker (doc.h), or NULL */
 } docf_source;
 
 /* The streaming reader (doc_stream_*): items of the root's `items` go to cb one by one in
@@ -44,6 +47,18 @@ typedef struct {
 int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb, void *ctx,
                 arena *hdr, arena *item_arena, doc_node **root, size_t *delivered, int *cb_rc,
                 dserr *err);
+
+/* The worker's part of a split (doc.h, doc_stream_items_at): the items from file offset at on,
+ * up to the closing bracket of their list, to cb one by one. DOCF_OK with *resume the offset
+ * just after the last item; DOCF_STOPPED when cb returned non-zero (*cb_rc); DOCF_REFUSED when
+ * what is there is not such a run of items the fast reader accepts, or the end came first. */
+int docf_stream_items_at(FILE *file, uint64_t at, const char *const *skip, doc_item_cb cb,
+                         void *ctx, arena *item_arena, uint64_t *resume, size_t *delivered,
+                         int *cb_rc, dserr *err);
+
+/* Where an item of a list of objects probably starts, in the span bytes of file from offset
+ * from on (doc.h, doc_find_item). DOCF_OK with *at, else DOCF_REFUSED. */
+int docf_find_item(FILE *file, uint64_t from, size_t span, uint64_t *at);
 
 /* The continue token of a LIST page read from its first bytes, as the API server writes the
  * list's metadata before its items: 1 with *token (in a, NULL when the page has none) when

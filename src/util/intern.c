@@ -3,6 +3,7 @@
 
 #include "arena.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@ struct intern_table {
   const char **slots;
   uint32_t *hashes;
   size_t cap, count;
+  intern_table *parent;  /* a front (intern_new_front): misses go there */
+  pthread_mutex_t lock;  /* taken by the fronts of this table */
 };
 
 static uint32_t hash_bytes(const char *s, size_t n) {
@@ -33,12 +36,20 @@ intern_table *intern_new(void) {
   t->hashes = calloc(t->cap, sizeof *t->hashes);
   if (!t->slots || !t->hashes)
     abort();
+  pthread_mutex_init(&t->lock, NULL);
+  return t;
+}
+
+intern_table *intern_new_front(intern_table *parent) {
+  intern_table *t = intern_new();
+  t->parent = parent;
   return t;
 }
 
 void intern_free(intern_table *t) {
   if (!t)
     return;
+  pthread_mutex_destroy(&t->lock);
   arena_free(t->mem);
   free(t->slots);
   free(t->hashes);
@@ -75,7 +86,14 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
       return t->slots[i];
     i = (i + 1) & (t->cap - 1);
   }
-  const char *copy = arena_strndup(t->mem, s, len);
+  const char *copy;
+  if (t->parent) {
+    pthread_mutex_lock(&t->parent->lock);
+    copy = intern_n(t->parent, s, len);
+    pthread_mutex_unlock(&t->parent->lock);
+  } else {
+    copy = arena_strndup(t->mem, s, len);
+  }
   t->slots[i] = copy;
   t->hashes[i] = h;
   if (++t->count * 2 > t->cap)

@@ -16,6 +16,13 @@ void intern_free(intern_table *t);
 /* Returns the one stored copy of (s, len). Borrowed from the table. */
 const char *intern_n(intern_table *t, const char *s, size_t len);
 const char *intern(intern_table *t, const char *s);
+/* A table for one thread in front of `parent`, which other threads intern into too (each
+ * through a front of its own): a string it has not seen is interned into the parent under
+ * the parent's lock, and the parent's copy is returned and remembered. Its strings are thus
+ * the parent's (equal by pointer to what the parent and the other fronts return). Free the
+ * fronts before the parent; while fronts are in use, nothing interns into the parent
+ * directly. */
+intern_table *intern_new_front(intern_table *parent);
 size_t intern_count(const intern_table *t);
 /* Memory the table holds: its strings and its slots (for the model's size). */
 size_t intern_bytes(const intern_table *t);

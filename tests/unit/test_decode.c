@@ -8,7 +8,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
+#include "../../src/util/intern.h"
 
 #define DATA DS_TEST_DATA "/unit/decode/"
 
@@ -116,10 +119,138 @@ static void test_page_skips_bad_objects(void **state) {
   model_free(m);
 }
 
+/* ---------- a large snapshot decoded by two threads ---------- */
+
+/* A list of nodes, pods (with managedFields and conditions: lists of maps inside items, where a
+ * guessed start may fall) and VMIs; `extra` is put in as the item before the last pod. */
+static char *write_cluster(int pods, const char *extra) {
+  static char path[64];
+  snprintf(path, sizeof path, "/tmp/test_decode_split_XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fprintf(f, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+  for (int n = 0; n < 10; n++)
+    fprintf(f, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%d\"},"
+               "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\"}}},",
+            n);
+  for (int i = 0; i < pods; i++) {
+    if (i == pods - 1 && extra)
+      fprintf(f, "%s,", extra);
+    fprintf(f,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"app-%d\","
+            "\"namespace\":\"ns-%d\",\"uid\":\"uid-%d\",\"labels\":{\"app\":\"app-%d\"},"
+            "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+            "\"name\":\"rs-%d\",\"uid\":\"rs-uid-%d\",\"controller\":true}],"
+            "\"managedFields\":[{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+            "\"fieldsV1\":{\"f:metadata\":{}},\"manager\":\"kube-controller-manager\"},"
+            "{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{}},"
+            "\"manager\":\"kubelet\"}]},"
+            "\"spec\":{\"nodeName\":\"node-%d\",\"containers\":[{\"name\":\"c\",\"image\":\"img-%d\","
+            "\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}}]},"
+            "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+            "\"True\",\"lastTransitionTime\":\"2026-11-01T00:00:00Z\"},{\"type\":"
+            "\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-01T00:00:00Z\"}]}}",
+            i, i % 3, i, i % 40, i % 40, i % 40, i % 10, i % 5, 100 + i % 7, 64 + i % 9);
+    fprintf(f, i + 1 < pods ? ",\n" : "");
+  }
+  for (int v = 0; v < 20; v++)
+    fprintf(f, ",{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
+               "\"metadata\":{\"name\":\"vm-%d\",\"namespace\":\"ns-0\",\"uid\":\"vmi-%d\"},"
+               "\"spec\":{\"evictionStrategy\":\"LiveMigrate\"},\"status\":{\"phase\":\"Running\","
+               "\"nodeName\":\"node-%d\"}}",
+            v, v, v % 10);
+  fprintf(f, "],\"metadata\":{\"resourceVersion\":\"1\"}}\n");
+  fclose(f);
+  return path;
+}
+
+/* Decodes path on one thread and on two; both must give the same model, or the same error. */
+static void assert_split_same(const char *path, bool expect_worker, const char *expect_error) {
+  dserr e1, e2;
+  e1.msg[0] = e2.msg[0] = 0;
+  size_t by_one = 0, by_two = 0;
+  model *one = model_new(), *two = model_new();
+  int rc1 = decode_snapshot_file_split(one, path, UINT64_MAX, &by_one, &e1);
+  int rc2 = decode_snapshot_file_split(two, path, 0, &by_two, &e2);
+  assert_int_equal(by_one, 0);
+  assert_int_equal(rc1, rc2);
+  if (expect_worker)
+    assert_true(by_two > 0);
+  else
+    assert_int_equal(by_two, 0);
+  if (rc1 < 0) {
+    assert_string_equal(e1.msg, e2.msg);
+    assert_non_null(strstr(e1.msg, expect_error));
+  } else {
+    assert_int_equal(model_finish(one, &e1), 0);
+    assert_int_equal(model_finish(two, &e2), 0);
+    assert_int_equal(one->nodes.n, two->nodes.n);
+    assert_int_equal(one->pods.n, two->pods.n);
+    assert_int_equal(one->vmis.n, two->vmis.n);
+    assert_int_equal(one->namespaces.n, two->namespaces.n);
+    assert_int_equal(one->kubevirt.present, two->kubevirt.present);
+    for (size_t i = 0; i < one->pods.n; i++) {
+      const pod *a = one->pods.items[i], *b = two->pods.items[i];
+      assert_string_equal(a->name, b->name);
+      assert_string_equal(a->ns, b->ns);
+      assert_string_equal(a->uid, b->uid);
+      assert_int_equal(a->requests.n, b->requests.n);
+      for (size_t r = 0; r < a->requests.n; r++)
+        assert_int_equal(a->requests.items[r].milli, b->requests.items[r].milli);
+      assert_int_equal(a->nconditions, b->nconditions);
+      /* interned strings are the model's own, whichever thread decoded the pod */
+      assert_ptr_equal(b->ns, intern(two->strings, b->ns));
+      assert_ptr_equal(b->node_name, intern(two->strings, b->node_name));
+      assert_non_null(b->node);
+      assert_ptr_equal(b->node_name, b->node->name);
+    }
+  }
+  model_free(one);
+  model_free(two);
+}
+
+static void test_split_decode_same_model(void **state) {
+  (void)state;
+  char *path = write_cluster(2000, NULL);
+  assert_split_same(path, true, NULL);
+  unlink(path);
+}
+
+/* What the worker does not take, or cannot read, the calling thread reads, as one thread. */
+static void test_split_decode_falls_back(void **state) {
+  (void)state;
+  const struct {
+    const char *extra, *error;
+  } cases[] = {
+      /* an object that does not decode: the same message, the same item number */
+      {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"bad\",\"namespace\":\"ns-0\"},"
+       "\"spec\":{\"priority\":\"high\"}}",
+       "items[2009] (Pod ns-0/bad): spec.priority"},
+      /* a KubeVirt CR is written in place: left to the calling thread */
+      {"{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"KubeVirt\",\"metadata\":{\"name\":"
+       "\"kubevirt\",\"namespace\":\"kubevirt\"},\"spec\":{}}",
+       NULL},
+      /* a kind the model skips (logged): the same */
+      {"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}", NULL},
+      /* JSON the fast reader leaves to yajl (a \u0000 escape) */
+      {"{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"odd\",\"annotations\":{\"a\":\"\\u0000\"}}}",
+       NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *path = write_cluster(2000, cases[i].extra);
+    assert_split_same(path, false, cases[i].error);
+    unlink(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bare_number_too_large),
       cmocka_unit_test(test_page_skips_bad_objects),
+      cmocka_unit_test(test_split_decode_same_model),
+      cmocka_unit_test(test_split_decode_falls_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

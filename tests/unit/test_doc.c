@@ -15,7 +15,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DATA DS_TEST_DATA "/unit/doc/"
 
@@ -706,6 +708,107 @@ static void test_write_json(void **state) {
   arena_free(a);
 }
 
+/* ---------- a file read by two threads (doc_split) ---------- */
+
+/* Items with lists of maps inside them (a guessed start can fall on one of those), pretty
+ * printed, and root keys after the items. */
+static const char *split_json =
+    "{\"kind\": \"List\",\n \"items\": [\n"
+    "  {\"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}},\n"
+    "  {\"kind\": \"Pod\", \"metadata\": {\"name\": \"p1\"}, \"spec\": {\"t\": "
+    "[{\"metadata\": {\"name\": \"inner1\"}}, {\"metadata\": {\"name\": \"inner2\"}}]}},\n"
+    "  {\"kind\": \"Pod\", \"metadata\": {\"name\": \"p2\", \"annotations\": {\"a\": \"}, {\\\"metadata\\\": {}}\"}}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p3\"}},\n"
+    "  {\"kind\": \"Pod\", \"metadata\": {\"name\": \"p4\"}, \"status\": {\"c\": [{\"x\": 1}, {\"y\": 2}]}}\n"
+    " ],\n \"metadata\": {\"continue\": \"\"}, \"trailer\": [1, {\"metadata\": {}}]}\n";
+
+typedef struct {
+  collected *main;   /* what the reader hands over, the worker's items put in at the join */
+  collected worker;  /* what the worker read */
+  int rc, joins, drops;
+  uint64_t resume;
+  size_t count;
+} split_probe;
+
+static bool probe_join(void *ctx, uint64_t *resume, size_t *count) {
+  split_probe *p = ctx;
+  p->joins++;
+  if (p->rc != 0)
+    return false;
+  for (int i = 0; i < p->worker.count && p->main->count + i < 8; i++)
+    memcpy(p->main->names[p->main->count + i], p->worker.names[i], sizeof p->main->names[0]);
+  p->main->count += p->worker.count;
+  *resume = p->resume;
+  *count = p->count;
+  return true;
+}
+
+static void probe_drop(void *ctx) { ((split_probe *)ctx)->drops++; }
+
+/* Wherever the worker starts (every byte of the file), the items are handed over once each in
+ * file order and the root keys after them are read; the split joins exactly where an item of
+ * the root's list starts, in windows of any size. */
+static void test_split_every_offset(void **state) {
+  (void)state;
+  char path[] = "/tmp/test_doc_split_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  size_t len = strlen(split_json);
+  assert_int_equal(write(fd, split_json, len), (ssize_t)len);
+  close(fd);
+  const char *expect[] = {"n1", "p1", "p2", "p3", "p4"};
+  /* where the root's items start */
+  const char *heads[] = {"{\"kind\": \"Node\"", "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"p1\"",
+                         "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"p2\"",
+                         "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p3\"",
+                         "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"p4\""};
+  size_t starts[5], nstarts = 5;
+  for (size_t i = 0; i < nstarts; i++) {
+    assert_non_null(strstr(split_json, heads[i]));
+    starts[i] = (size_t)(strstr(split_json, heads[i]) - split_json);
+  }
+  size_t windows[] = {1, 7, 64, 0};
+  int joined_total = 0;
+  for (size_t at = 0; at < len; at++) {
+    split_probe p = {0};
+    p.rc = doc_stream_items_at(path, at, NULL, collect, &p.worker, &p.resume, &p.count, NULL);
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+      collected c = {0};
+      p.main = &c;
+      p.joins = p.drops = 0;
+      doc_split split = {at, probe_join, probe_drop, &p};
+      FILE *f = fopen(path, "rb");
+      assert_non_null(f);
+      docf_source src = {NULL, 0, f, windows[k], &split};
+      arena *item = arena_new(4096);
+      doc_node *root = NULL;
+      size_t delivered = 0;
+      int cb_rc = 0;
+      dserr err;
+      assert_int_equal(docf_stream(&src, NULL, collect, &c, test_mem, item, &root, &delivered,
+                                   &cb_rc, &err),
+                       DOCF_OK);
+      arena_free(item);
+      fclose(f);
+      assert_int_equal(c.count, 5);
+      assert_int_equal((int)delivered, 5);
+      for (int i = 0; i < 5; i++)
+        assert_string_equal(c.names[i], expect[i]);
+      assert_non_null(doc_get(root, "trailer"));
+      bool item_start = false;
+      for (size_t i = 0; i < nstarts; i++)
+        item_start |= starts[i] == at;
+      /* one of the two, once; a join (with the worker's items) exactly at an item's start */
+      assert_int_equal(p.joins + p.drops, 1);
+      bool joined = p.joins == 1 && p.rc == 0;
+      assert_int_equal(joined, item_start);
+      joined_total += joined;
+    }
+  }
+  assert_int_equal(joined_total, 5 * 4);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_yaml_booleans),
@@ -730,6 +833,7 @@ int main(void) {
       cmocka_unit_test(test_fast_stream_windows),
       cmocka_unit_test(test_fast_stream_skips_and_resumes),
       cmocka_unit_test(test_write_json),
+      cmocka_unit_test(test_split_every_offset),
   };
   return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
 }
