@@ -228,11 +228,12 @@ static int cmp_row(const void *a, const void *b) {
   const row *x = a, *y = b;
   if (x->outcome != y->outcome)
     return x->outcome > y->outcome ? -1 : 1;
-  int c = strcmp(x->by, y->by);
+  /* by, reason and namespaces are interned: the same pointer is the same text */
+  int c = x->by == y->by ? 0 : strcmp(x->by, y->by);
   if (!c)
-    c = strcmp(x->reason, y->reason);
+    c = x->reason == y->reason ? 0 : strcmp(x->reason, y->reason);
   if (!c)
-    c = strcmp(x->pod->ns, y->pod->ns);
+    c = x->pod->ns == y->pod->ns ? 0 : strcmp(x->pod->ns, y->pod->ns);
   if (!c)
     c = strcmp(x->pod->name, y->pod->name);
   return c;
