@@ -107,13 +107,14 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
     else
       targets[ntargets++] = nn;
   }
+  const char *thr = nu_thresholds_text(h, &a->thresholds, NULL);
   for (size_t i = 0; i < nunder; i++) {
     nu_log_classified(h, &r, under[i], "underutilized");
-    nu_note_why(h, &r, under[i], &a->thresholds, NULL, "underutilized");
+    nu_note_why(h, &r, under[i], &a->thresholds, NULL, thr, "underutilized");
   }
   for (size_t i = 0; i < ntargets; i++) {
     nu_log_classified(h, &r, targets[i], "overutilized");
-    nu_note_why(h, &r, targets[i], &a->thresholds, NULL, "overutilized");
+    nu_note_why(h, &r, targets[i], &a->thresholds, NULL, thr, "overutilized");
   }
   nu_log_criteria(h, "Criteria for a node below target utilization", &a->thresholds);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));

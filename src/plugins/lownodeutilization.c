@@ -230,6 +230,7 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   nu_node **under = ARENA_NEWN(h->scratch, nu_node *, n);
   nu_node **over = ARENA_NEWN(h->scratch, nu_node *, n);
   size_t nunder = 0, nover = 0;
+  const char *thr = nu_thresholds_text(h, &low, &high);
   for (size_t i = 0; i < n; i++) {
     nu_node *nn = &nodes[i];
     bool is_under = true;
@@ -247,10 +248,10 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
       else
         over[nover++] = nn;
       nu_log_classified(h, &r, nn, is_under ? "underutilized" : "overutilized");
-      nu_note_why(h, &r, nn, &low, &high, is_under ? "underutilized" : "overutilized");
+      nu_note_why(h, &r, nn, &low, &high, thr, is_under ? "underutilized" : "overutilized");
     } else {
       fw_note_category(h, nn->node, "appropriately utilized");
-      nu_note_why(h, &r, nn, &low, &high, "appropriately utilized");
+      nu_note_why(h, &r, nn, &low, &high, thr, "appropriately utilized");
       LOGV(0, &h->log, "Node is appropriately utilized", LSTR("node", nn->node->name),
            LJSON("usage", nu_usage_json(h, &r, nn->usage)),
            LJSON("usagePercentage", nu_pct_json(h, &r, nn)));

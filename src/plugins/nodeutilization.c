@@ -204,11 +204,10 @@ static void pct_list(strbuf *sb, const pct_map *m) {
     sb_printf(sb, "%s%s %.2f%%", t ? " " : "", m->keys[t], m->values[t]);
 }
 
-void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
-                 const pct_map *high, const char *category) {
-  if (!fw_recording(h))
-    return;
-  strbuf why = {0}, thr = {0};
+const char *nu_thresholds_text(plugin_handle *h, const pct_map *low, const pct_map *high) {
+  if (!fw_recording(h) || (!low && !high))
+    return NULL;
+  strbuf thr = {0};
   if (low) {
     sb_append(&thr, "low ");
     pct_list(&thr, low);
@@ -217,6 +216,16 @@ void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, con
     sb_append(&thr, low ? "; high " : "high ");
     pct_list(&thr, high);
   }
+  char *text = arena_strdup(h->scratch, sb_str(&thr));
+  sb_free(&thr);
+  return text;
+}
+
+void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
+                 const pct_map *high, const char *thresholds, const char *category) {
+  if (!fw_recording(h))
+    return;
+  strbuf why = {0};
   /* over: the first resource above the high threshold (HighNodeUtilization, which has only
    * one map: above the low one) */
   const pct_map *over = high ? high : low;
@@ -236,7 +245,7 @@ void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, con
   } else {
     sb_append(&why, "above the low and at or below the high thresholds");
   }
-  fw_note_node_why(h, nn->node, sb_str(&why), thr.len ? sb_str(&thr) : NULL);
+  fw_note_node_why(h, nn->node, sb_str(&why), thresholds);
   const char *names[NU_MAX_RES];
   double pcts[NU_MAX_RES];
   size_t k = 0;
@@ -255,7 +264,6 @@ void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, con
     fw_note_node_threshold(h, nn->node, low->keys[t], low->values[t], f ? hv : low->values[t]);
   }
   sb_free(&why);
-  sb_free(&thr);
 }
 
 void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high) {

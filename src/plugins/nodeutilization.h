@@ -99,10 +99,14 @@ const char *nu_pct_str(plugin_handle *h, double v); /* "70.00%" */
  * percentages; also records the category for the report. */
 void nu_log_classified(plugin_handle *h, const nu_resources *r, const nu_node *nn,
                        const char *category);
+/* For the decision record: the thresholds in force as one text ("low cpu 20.00% ...; high
+ * ..."; low or high may be NULL), in h's scratch; NULL when no record is kept. The same for
+ * every node of a run: made once, passed to nu_note_why. */
+const char *nu_thresholds_text(plugin_handle *h, const pct_map *low, const pct_map *high);
 /* For the decision record: why nn got `category` (e.g. "memory 72.00% > 68.00%") and the
- * thresholds in force (low and/or high may be NULL). */
+ * thresholds in force (low and/or high may be NULL; thresholds their nu_thresholds_text). */
 void nu_note_why(plugin_handle *h, const nu_resources *r, const nu_node *nn, const pct_map *low,
-                 const pct_map *high, const char *category);
+                 const pct_map *high, const char *thresholds, const char *category);
 /* A V1 criteria line: one key per threshold resource, values as "70.00%". */
 void nu_log_criteria(plugin_handle *h, const char *msg, const pct_map *m);
 
