@@ -384,32 +384,39 @@ out:
 }
 
 void model_link_metrics(model *m) {
-  ptr_map nodes, pods;
-  ptr_map_init(&nodes, m->nodes.n, false);
-  ptr_map_init(&pods, m->pods.n, true);
-  for (size_t i = 0; i < m->nodes.n; i++) {
-    m->nodes.items[i]->actual = NULL;
-    ptr_map_put(&nodes, m->nodes.items[i]->name, NULL, m->nodes.items[i]);
+  /* model_finish left every link NULL: with no metrics of a kind there is nothing to look up
+   * (a Deployment cycle on requests alone would otherwise hash 150,000 pods for nothing) */
+  if (m->node_metrics.n) {
+    ptr_map nodes;
+    ptr_map_init(&nodes, m->nodes.n, false);
+    for (size_t i = 0; i < m->nodes.n; i++) {
+      m->nodes.items[i]->actual = NULL;
+      ptr_map_put(&nodes, m->nodes.items[i]->name, NULL, m->nodes.items[i]);
+    }
+    /* namespaces and node names are interned in the model's table: pointer identity */
+    for (size_t i = 0; i < m->node_metrics.n; i++) {
+      node_metrics_obj *nm = m->node_metrics.items[i];
+      node *n = ptr_map_get(&nodes, nm->name, NULL);
+      if (n)
+        n->actual = &nm->usage;
+    }
+    free(nodes.slots);
   }
-  for (size_t i = 0; i < m->pods.n; i++) {
-    m->pods.items[i]->metrics = NULL;
-    ptr_map_put(&pods, m->pods.items[i]->ns, m->pods.items[i]->name, m->pods.items[i]);
+  if (m->pod_metrics.n) {
+    ptr_map pods;
+    ptr_map_init(&pods, m->pods.n, true);
+    for (size_t i = 0; i < m->pods.n; i++) {
+      m->pods.items[i]->metrics = NULL;
+      ptr_map_put(&pods, m->pods.items[i]->ns, m->pods.items[i]->name, m->pods.items[i]);
+    }
+    for (size_t i = 0; i < m->pod_metrics.n; i++) {
+      pod_metrics_obj *pm = m->pod_metrics.items[i];
+      pod *p = ptr_map_get(&pods, pm->ns, pm->name);
+      if (p)
+        p->metrics = pm;
+    }
+    free(pods.slots);
   }
-  /* namespaces and node names are interned in the model's table: pointer identity */
-  for (size_t i = 0; i < m->node_metrics.n; i++) {
-    node_metrics_obj *nm = m->node_metrics.items[i];
-    node *n = ptr_map_get(&nodes, nm->name, NULL);
-    if (n)
-      n->actual = &nm->usage;
-  }
-  for (size_t i = 0; i < m->pod_metrics.n; i++) {
-    pod_metrics_obj *pm = m->pod_metrics.items[i];
-    pod *p = ptr_map_get(&pods, pm->ns, pm->name);
-    if (p)
-      p->metrics = pm;
-  }
-  free(nodes.slots);
-  free(pods.slots);
 }
 
 const prom_answer *model_find_prom_answer(const model *m, const char *query) {

@@ -379,7 +379,8 @@ void model_push_(model *m, void *vec, void *item);
 
 /* Attaches node_metrics to nodes (node.actual) and pod_metrics to pods (pod.metrics) by name;
  * entries for objects not in the model are ignored, a later entry for the same object wins.
- * Call after model_finish and after adding metrics; may be called again. */
+ * Call after model_finish (which leaves every link NULL) and after adding metrics; may be
+ * called again (metrics are only added). */
 void model_link_metrics(model *m);
 /* The answer to query (the exact text), or NULL when none was read. */
 const prom_answer *model_find_prom_answer(const model *m, const char *query);
