@@ -104,7 +104,8 @@ typedef struct doc_split {
   void *ctx;
 } doc_split;
 /* The offset of a likely item start (a map with a `metadata` map, after "}," in a list) in the
- * `span` bytes of the file from offset `from` on: 0 with *at, -1 when there is none. */
+ * `span` bytes of the file from offset `from` on: 0 with *at, -1 when there is none or the
+ * file is not a JSON map. */
 int doc_find_item(const char *path, uint64_t from, size_t span, uint64_t *at);
 /* The worker's part: the items from offset at on to cb, up to the closing bracket of their
  * list. 0 with *resume and *count when every item was read and accepted by cb; cb's non-zero
