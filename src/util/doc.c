@@ -806,7 +806,7 @@ int doc_stream_items_at(const char *path, uint64_t at, const char *const *skip, 
   arena *item = arena_new(256 * 1024);
   int cb_rc = 0;
   *count = 0;
-  int rc = docf_stream_items_at(f, at, skip, cb, ctx, item, resume, count, &cb_rc, err);
+  int rc = docf_stream_items_at(f, 0, at, skip, cb, ctx, item, resume, count, &cb_rc, err);
   arena_free(item);
   fclose(f);
   return rc == DOCF_OK ? 0 : rc == DOCF_STOPPED ? cb_rc : -1;

@@ -98,7 +98,8 @@ int doc_stream_file_skipping(const char *path, const char *const *skip, doc_item
 typedef struct doc_split {
   uint64_t at;
   /* true with resume (the offset just after the worker's last item) and count (its items):
-   * they are handed over; false: the caller's reader reads them */
+   * they are handed over; false (the worker failed): the caller's reader reads them, and drop
+   * is not called */
   bool (*join)(void *ctx, uint64_t *resume, size_t *count);
   void (*drop)(void *ctx);
   void *ctx;

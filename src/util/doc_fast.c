@@ -879,15 +879,16 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
               break;
             } else if (split && window_offset(&w, &r) >= split->at) {
               /* an item starting where the worker started proves its guess right */
-              uint64_t resume;
-              size_t count;
-              bool joined = window_offset(&w, &r) == split->at &&
-                            split->join(split->ctx, &resume, &count);
-              if (!joined) {
+              if (window_offset(&w, &r) != split->at) {
                 split_drop(&split);
                 continue; /* the same item again, read here */
               }
+              const doc_split *sp = split;
               split = NULL;
+              uint64_t resume;
+              size_t count;
+              if (!sp->join(sp->ctx, &resume, &count))
+                continue; /* the worker's items are not used: read here */
               *delivered += count;
               first = false;
               int more = resume_after_split(&w, &r, resume);
@@ -1017,11 +1018,12 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
   return rc == DOCF_OK || rc == DOCF_STOPPED ? rc : DOCF_REFUSED;
 }
 
-int docf_stream_items_at(FILE *file, uint64_t at, const char *const *skip, doc_item_cb cb,
-                         void *ctx, arena *item_arena, uint64_t *resume, size_t *delivered,
-                         int *cb_rc, dserr *err) {
-  docf_source src = {NULL, 0, file, 0, NULL};
-  window w = {&src, xmalloc(4u << 20), 4u << 20, 0, false, false, 0};
+int docf_stream_items_at(FILE *file, size_t first_window, uint64_t at, const char *const *skip,
+                         doc_item_cb cb, void *ctx, arena *item_arena, uint64_t *resume,
+                         size_t *delivered, int *cb_rc, dserr *err) {
+  docf_source src = {NULL, 0, file, first_window, NULL};
+  size_t cap = first_window ? first_window : 4u << 20;
+  window w = {&src, xmalloc(cap), cap, 0, false, false, 0};
   rd r = {0};
   *cb_rc = 0;
   if (!window_seek(&w, &r, at)) {

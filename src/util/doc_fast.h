@@ -48,13 +48,14 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
                 arena *hdr, arena *item_arena, doc_node **root, size_t *delivered, int *cb_rc,
                 dserr *err);
 
-/* The worker's part of a split (doc.h, doc_stream_items_at): the items from file offset at on,
+/* The worker's part of a split (doc.h, doc_stream_items_at): the items from file offset at on
+ * (read in windows of first_window bytes to begin with, 0 = 4 MiB),
  * up to the closing bracket of their list, to cb one by one. DOCF_OK with *resume the offset
  * just after the last item; DOCF_STOPPED when cb returned non-zero (*cb_rc); DOCF_REFUSED when
  * what is there is not such a run of items the fast reader accepts, or the end came first. */
-int docf_stream_items_at(FILE *file, uint64_t at, const char *const *skip, doc_item_cb cb,
-                         void *ctx, arena *item_arena, uint64_t *resume, size_t *delivered,
-                         int *cb_rc, dserr *err);
+int docf_stream_items_at(FILE *file, size_t first_window, uint64_t at, const char *const *skip,
+                         doc_item_cb cb, void *ctx, arena *item_arena, uint64_t *resume,
+                         size_t *delivered, int *cb_rc, dserr *err);
 
 /* Where an item of a list of objects probably starts, in the span bytes of file from offset
  * from on (doc.h, doc_find_item). DOCF_OK with *at, else DOCF_REFUSED. */

@@ -4,7 +4,9 @@
  * text, value, keys in order); what it refuses is read by yajl, so refusing is always safe.
  * The same holds for the streaming reader over memory and over a file read in windows of 1 to
  * 64 bytes (every unit cut by a window edge somewhere), with and without skip rules: with
- * rules, the items equal yajl's items with those parts taken out. */
+ * rules, the items equal yajl's items with those parts taken out. A file read with a worker
+ * (doc_split) started at any '{' of the input hands over what the plain stream hands over, each
+ * item once and in order, and joins or drops the worker exactly once. */
 #include "fuzz_common.h"
 
 #include "../../src/util/doc_fast.h"
@@ -131,6 +133,74 @@ static void run_stream(const uint8_t *data, size_t size, const char *const *skip
   arena_free(item);
 }
 
+/* ---------- a worker started at an offset (doc_split) ---------- */
+
+typedef struct {
+  collect *main, worker;
+  int rc, calls;
+  uint64_t resume;
+  size_t count;
+} split_probe;
+
+static bool probe_join(void *ctx, uint64_t *resume, size_t *count) {
+  split_probe *p = ctx;
+  p->calls++;
+  if (p->rc != DOCF_OK)
+    return false;
+  for (size_t i = 0; i < p->worker.n; i++)
+    keep_item(p->main, p->worker.items[i], NULL);
+  *resume = p->resume;
+  *count = p->count;
+  return true;
+}
+
+static void probe_drop(void *ctx) { ((split_probe *)ctx)->calls++; }
+
+static void check_split(const uint8_t *data, size_t size, uint64_t at, size_t window,
+                        arena *keep) {
+  FILE *f = fmemopen((void *)data, size, "rb");
+  if (!f)
+    abort();
+  split_probe p = {0};
+  p.worker.keep = keep;
+  arena *item = arena_new(4096);
+  int cb_rc = 0;
+  dserr err = {{0}};
+  p.rc = docf_stream_items_at(f, window, at, rules, keep_item, &p.worker, item, &p.resume,
+                              &p.count, &cb_rc, &err);
+  if (p.rc == DOCF_OK && p.count != p.worker.n)
+    fail("the worker's count");
+  /* the plain stream and the stream with the worker, on the same window */
+  collect plain = {keep, NULL, 0, 0, false}, joined = {keep, NULL, 0, 0, false};
+  p.main = &joined;
+  doc_split split = {at, probe_join, probe_drop, &p};
+  arena *h1 = arena_new(4096), *h2 = arena_new(4096);
+  doc_node *r1 = NULL, *r2 = NULL;
+  size_t d1 = 0, d2 = 0;
+  int c1 = 0, c2 = 0;
+  docf_source s1 = {NULL, 0, f, window, NULL}, s2 = {NULL, 0, f, window, &split};
+  rewind(f);
+  int rc1 = docf_stream(&s1, rules, keep_item, &plain, h1, item, &r1, &d1, &c1, &err);
+  rewind(f);
+  int rc2 = docf_stream(&s2, rules, keep_item, &joined, h2, item, &r2, &d2, &c2, &err);
+  if (p.calls != 1)
+    fail("the split was not joined or dropped exactly once");
+  if (rc1 != rc2 || d1 != d2)
+    fail("the stream with a worker ended otherwise");
+  if (rc1 == DOCF_OK) {
+    check_same_items(&joined, &plain, "the stream with a worker handed over other items");
+    if (!same_tree(r1, r2))
+      fail("the stream with a worker read another header");
+  }
+  free(plain.items);
+  free(joined.items);
+  free(p.worker.items);
+  arena_free(h1);
+  arena_free(h2);
+  arena_free(item);
+  fclose(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* whole documents */
   arena *a = arena_new(4096), *b = arena_new(4096);
@@ -186,6 +256,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       arena_free(hdr);
     }
   }
+  /* a worker at each of the first 16 '{' (an item start, or not) */
+  for (size_t i = 0, tried = 0; size && i < size && tried < 16; i++)
+    if (data[i] == '{') {
+      check_split(data, size, i, tried % 2 ? 3 : 64, keep);
+      tried++;
+    }
   free(ys.items);
   free(ycut.items);
   arena_free(yhdr);
