@@ -6,11 +6,13 @@ status with conditions and containerStatuses; ~5 KB per pod).
 The cluster: N nodes, P pods spread unevenly (30% of the pods land on the first tenth of the
 nodes, so LowNodeUtilization has work), V of the pods KubeVirt virt-launcher pods with their
 VirtualMachineInstances and the KubeVirt CR, the rest ReplicaSet pods of 4,000 applications
-in 50 namespaces, one PodDisruptionBudget per 100 applications, the two system priority
-classes. The output depends only on the arguments: a fixed seed (--seed, default 1) makes
+in 50 namespaces (the pods of one application share its template: image, requests and
+limits, as a ReplicaSet's pods do), one PodDisruptionBudget per 100 applications, the two
+system priority classes. The output depends only on the arguments: a fixed seed (--seed, default 1) makes
 every run byte-identical, so runs on different days and branches are comparable.
 
 Usage: gen_cluster.py --nodes 5000 --pods 150000 --vms 20000 --out FILE [--seed 1]
+                      [--per-pod-template]
 """
 import argparse
 import json
@@ -139,8 +141,11 @@ def node_ip(nodename):
     return "192.168.%d.%d" % (i >> 8 & 255, i & 255)
 
 
-def app_pod(i, nodename, rng):
+def app_pod(i, nodename, rng, per_pod):
     app = "app-%04d" % (i % APPS)
+    # a ReplicaSet's pods share its template: image, requests and limits (per_pod: the
+    # generator before 2026-12-02, which varied them pod by pod)
+    t = i if per_pod else i % APPS
     rs = "%s-5d8f9c7b6" % app
     name = "%s-%05x" % (rs, i)
     ns = "team-%02d" % (i % APPS % 50)
@@ -154,10 +159,10 @@ def app_pod(i, nodename, rng):
     mounts = [{"name": "kube-api-access-%05x" % (i & 0xfffff), "readOnly": True,
                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
     containers = [
-        {"name": "main", "image": "registry.example.com/app:%d" % (i % 40),
+        {"name": "main", "image": "registry.example.com/app:%d" % (t % 40),
          "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-         "resources": {"requests": {"cpu": "%dm" % (60 + i % 200), "memory": "%dMi" % (96 + i % 512)},
-                       "limits": {"memory": "%dMi" % (128 + i % 512)}},
+         "resources": {"requests": {"cpu": "%dm" % (60 + t % 200), "memory": "%dMi" % (96 + t % 512)},
+                       "limits": {"memory": "%dMi" % (128 + t % 512)}},
          "volumeMounts": mounts,
          "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "timeoutSeconds": 1,
                            "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
@@ -284,6 +289,9 @@ def main():
     ap.add_argument("--vms", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--per-pod-template", action="store_true",
+                    help="vary image, requests and limits pod by pod, not per ReplicaSet "
+                         "(the generator before 2026-12-02, to reproduce its figures)")
     a = ap.parse_args()
     if a.nodes < 1 or a.vms < 0 or a.pods < a.vms:
         ap.error("need --nodes >= 1 and 0 <= --vms <= --pods")
@@ -329,7 +337,7 @@ def main():
             emit(vmi)
             emit(p)
         for i in range(a.pods - a.vms):
-            emit(app_pod(i, pick(), rng))
+            emit(app_pod(i, pick(), rng, a.per_pod_template))
         f.write("]}\n")
 
 
