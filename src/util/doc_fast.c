@@ -58,6 +58,7 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 
 typedef struct skip_node {
   char *key;
+  size_t klen;
   bool skip; /* leave this value out */
   struct skip_node *kids;
   size_t nkids;
@@ -65,7 +66,7 @@ typedef struct skip_node {
 
 static skip_node *skip_child(skip_node *n, const char *key, size_t len, bool add) {
   for (size_t i = 0; i < n->nkids; i++)
-    if (strlen(n->kids[i].key) == len && memcmp(n->kids[i].key, key, len) == 0)
+    if (n->kids[i].klen == len && memcmp(n->kids[i].key, key, len) == 0)
       return &n->kids[i];
   if (!add)
     return NULL;
@@ -75,6 +76,7 @@ static skip_node *skip_child(skip_node *n, const char *key, size_t len, bool add
   k->key = xmalloc(len + 1);
   memcpy(k->key, key, len);
   k->key[len] = 0;
+  k->klen = len;
   return k;
 }
 
@@ -107,7 +109,7 @@ static const skip_node *skip_find(const skip_node *n, const char *key, size_t le
   if (!n)
     return NULL;
   for (size_t i = 0; i < n->nkids; i++)
-    if (n->kids[i].key[0] == key[0] && strlen(n->kids[i].key) == len &&
+    if (n->kids[i].key[0] == key[0] && n->kids[i].klen == len &&
         memcmp(n->kids[i].key, key, len) == 0)
       return &n->kids[i];
   return NULL;
@@ -123,6 +125,7 @@ typedef struct {
   size_t nkids, capkids;
   char *sbuf; /* an escaped string, unescaped */
   size_t scap;
+  size_t slen; /* the length of the string read_string returned last */
   int depth;
   char *bump, *bump_end; /* the part of an arena chunk not handed out yet */
 } rd;
@@ -320,8 +323,10 @@ static int read_string(rd *r, const char **out) {
       sbuf_put(r, &n, run, (size_t)(p - run));
       *out = rd_strndup(r, r->sbuf, n);
     } else {
-      *out = rd_strndup(r, (const char *)r->p + 1, (size_t)(p - r->p - 1));
+      n = (size_t)(p - r->p - 1);
+      *out = rd_strndup(r, (const char *)r->p + 1, n);
     }
+    r->slen = n;
   }
   r->p = p + 1;
   return DOCF_OK;
@@ -451,7 +456,7 @@ static int read_map(rd *r, const skip_node *rule, doc_node **out) {
         rc = OUT_OF_INPUT(r);
         break;
       }
-      const skip_node *kid = rule && out ? skip_find(rule, key, strlen(key)) : NULL;
+      const skip_node *kid = rule && out ? skip_find(rule, key, r->slen) : NULL;
       doc_node *v = NULL;
       if ((rc = read_value(r, kid, out && !(kid && kid->skip) ? &v : NULL)) != DOCF_OK)
         break;
