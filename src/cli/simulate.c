@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef struct {
@@ -295,6 +296,22 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   cycle_timings tm = {.list = -1, .evict = -1};
   double t_start = time_mono_seconds();
   model *m = model_new();
+  /* As a live read: pod conditions only when a plugin of the policy reads them. The policy is
+   * read for that once before the snapshot, quietly: the read after it (which can look
+   * priority classes up in the snapshot) gives the messages and errors. When this first read
+   * fails (a priority class named, a bad policy), or the file can be read only once (a pipe),
+   * the conditions are kept. A KubeDescheduler's policy is rendered from the snapshot: it keeps
+   * them. */
+  struct stat pst;
+  if (o.policy && stat(o.policy, &pst) == 0 && S_ISREG(pst.st_mode)) {
+    dserr ignored;
+    log_mute(true);
+    policy *peek = policy_load(o.policy, plugin_lookup, NULL, &ignored);
+    log_mute(false);
+    if (peek)
+      m->keep_pod_conditions = fw_reads_pod_conditions(peek);
+    policy_free(peek);
+  }
   if (decode_snapshot_file(m, o.snapshot, &err) < 0 || model_finish(m, &err) < 0) {
     if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
       dserr_prefix(&err, "%s", o.snapshot);

@@ -21,6 +21,9 @@ int log_verbosity(void) { return g_verbosity; }
 void log_set_format(log_format f) { g_format = f; }
 void log_set_stream(FILE *f) { g_stream = f; }
 
+static bool g_muted;
+void log_mute(bool on) { g_muted = on; }
+
 static const char *base_name(const char *path) {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;
@@ -134,6 +137,8 @@ static void append_fields(strbuf *sb, const log_field *fields, size_t n, int jso
 
 void log_write(char sev, int v, const char *file, int line, const char *msg, const char *err,
                const log_ctx *ctx, const log_field *fields, size_t n) {
+  if (g_muted)
+    return;
   strbuf sb = {0};
   int json = g_format == LOG_JSON;
   if (json) {
@@ -163,7 +168,7 @@ void log_write(char sev, int v, const char *file, int line, const char *msg, con
 }
 
 void log_writef(char sev, int v, const char *file, int line, const char *fmt, ...) {
-  if (g_verbosity < v)
+  if (g_verbosity < v || g_muted)
     return;
   strbuf text = {0};
   va_list ap;

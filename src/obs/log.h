@@ -48,6 +48,10 @@ void log_set_format(log_format f);
 /* Redirects output (tests); NULL restores stderr. */
 #include <stdio.h>
 void log_set_stream(FILE *f);
+/* While on, nothing is written: a read made only to look at something (simulate reads its
+ * policy once before the snapshot), whose messages the real read will give. */
+#include <stdbool.h>
+void log_mute(bool on);
 
 /* sev: 'I', 'W', 'E'. err may be NULL. */
 void log_write(char sev, int v, const char *file, int line, const char *msg, const char *err,

@@ -63,4 +63,25 @@ run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$TMP/cluste
 expect_status 0
 expect_out '"evictions":[{"pod":"vms/virt-launcher-vm-alpha-4f551","node":"worker-a","profile":"vm-rebalance","plugin":"LowNodeUtilization","background":true,"vm":{"vmi":"vms/vm-alpha","strategy":"LiveMigrate","effect":"live-migration","assumed":false}}]'
 expect_out '"totals":{"evicted":0,"requests":1}'
+# The policy is read twice (once before the snapshot, to know whether pod conditions are
+# needed): a policy that can be read only once (a pipe) still works, and keeps them.
+run simulate --policy-config-file <(cat "$EXAMPLE/policy.yaml") --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true -o json --v 3
+expect_status 0
+expect_out '"totals":{"evicted":0,"requests":1}'
+expect_err_count 0 'Ignoring a policy field'
+piped=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
+# From a file: no plugin of this policy reads pod conditions, so the model holds none; the
+# first, quiet read leaves the policy's warnings to the second (one each).
+sed 's/^      - LowNodeUtilization$/      - LowNodeUtilization\n      disabled: [RemoveDuplicates]/' \
+  "$EXAMPLE/policy.yaml" >"$TMP/policy-disabled.yaml"
+run simulate --policy-config-file "$TMP/policy-disabled.yaml" --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true -o json --v 3
+expect_status 0
+expect_err_count 1 'Ignoring a policy field'
+expect_out '"totals":{"evicted":0,"requests":1}'
+plain=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
+checks=$((checks + 1))
+[ -n "$plain" ] && [ -n "$piped" ] && [ "$plain" -lt "$piped" ] ||
+  fail "model bytes: $plain from the file, $piped from a pipe (expected fewer from the file)"
 echo "t0001: $checks checks"
