@@ -50,6 +50,17 @@ static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
   return 0;
 }
 
+/* The first, quiet read of the policy (below) looks only at which plugins read pod
+ * conditions: a priority class named by DefaultEvictor, looked up in the snapshot not read
+ * yet, is given any value. The read after the snapshot looks it up for real. */
+static int pc_any_value(void *ctx, const char *name, int32_t *value, dserr *err) {
+  (void)ctx;
+  (void)name;
+  (void)err;
+  *value = 0;
+  return 0;
+}
+
 static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   static const char *names[3] = {"cpu", "memory", "pods"};
   sb_appendc(sb, '{');
@@ -297,16 +308,16 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   double t_start = time_mono_seconds();
   model *m = model_new();
   /* As a live read: pod conditions only when a plugin of the policy reads them. The policy is
-   * read for that once before the snapshot, quietly: the read after it (which can look
-   * priority classes up in the snapshot) gives the messages and errors. When this first read
-   * fails (a priority class named, a bad policy), or the file can be read only once (a pipe),
-   * the conditions are kept. A KubeDescheduler's policy is rendered from the snapshot: it keeps
-   * them. */
+   * read for that once before the snapshot, quietly: the read after it (which looks priority
+   * classes up in the snapshot) gives the messages and errors. When this first read fails (a
+   * bad policy), or the file can be read only once (a pipe), the conditions are kept. A
+   * KubeDescheduler's policy is rendered from the snapshot: it keeps them. */
   struct stat pst;
   if (o.policy && stat(o.policy, &pst) == 0 && S_ISREG(pst.st_mode)) {
     dserr ignored;
+    plugin_env any = {pc_any_value, NULL};
     log_mute(true);
-    policy *peek = policy_load(o.policy, plugin_lookup, NULL, &ignored);
+    policy *peek = policy_load(o.policy, plugin_lookup, &any, &ignored);
     log_mute(false);
     if (peek)
       m->keep_pod_conditions = fw_reads_pod_conditions(peek);

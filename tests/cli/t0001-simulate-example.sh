@@ -84,4 +84,15 @@ plain=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
 checks=$((checks + 1))
 [ -n "$plain" ] && [ -n "$piped" ] && [ "$plain" -lt "$piped" ] ||
   fail "model bytes: $plain from the file, $piped from a pipe (expected fewer from the file)"
+# ...also when DefaultEvictor names a priority class, which only the snapshot holds
+sed 's/^      nodeFit: true$/      nodeFit: true\n      priorityThreshold:\n        name: kubevirt-cluster-critical/' \
+  "$EXAMPLE/policy.yaml" >"$TMP/policy-named.yaml"
+grep -q 'name: kubevirt-cluster-critical' "$TMP/policy-named.yaml" || fail "the named-threshold policy was not written"
+run simulate --policy-config-file "$TMP/policy-named.yaml" --snapshot "$EXAMPLE/cluster.json" \
+  --feature-gates EvictionsInBackground=true -o json --v 3
+expect_status 0
+named=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
+checks=$((checks + 1))
+[ -n "$named" ] && [ "$named" -eq "$plain" ] ||
+  fail "model bytes: $named with a named priority threshold, $plain without (expected the same)"
 echo "t0001: $checks checks"
