@@ -104,7 +104,7 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
 typedef struct split_worker {
   const char *path;
   uint64_t at;
-  model *part;           /* the worker's objects */
+  model *part;           /* the worker's objects; NULL once joined (taken) */
   intern_table *strings; /* part's: a front of the model's table */
   atomic_bool stop;
   pthread_t thread;
@@ -112,7 +112,6 @@ typedef struct split_worker {
   int rc;
   uint64_t resume;
   size_t count;
-  bool joined; /* its objects were taken */
   dserr err;
 } split_worker;
 
@@ -153,8 +152,7 @@ static bool split_join(void *ctx, uint64_t *resume, size_t *count) {
   if (w->rc != 0)
     return false;
   model_adopt(s->m, w->part);
-  w->part = NULL;
-  w->joined = true;
+  w->part = NULL; /* taken: the sign that it was joined */
   *resume = w->resume;
   *count = w->count;
   s->index += w->count;
@@ -198,11 +196,11 @@ int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, s
   if (two) {
     atomic_store(&w.stop, true);
     worker_end(&w); /* joined or dropped already; this only makes sure */
+    *by_worker = w.part ? 0 : w.count;
     model_free(w.part);
     intern_free(w.strings);
     intern_free(m->strings);
     m->strings = strings;
-    *by_worker = w.joined ? w.count : 0;
   }
   if (rc < 0) {
     if (strncmp(err->msg, path, strlen(path)) != 0)

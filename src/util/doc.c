@@ -745,6 +745,15 @@ int doc_stream_memory(doc_format fmt, const char *name, const char *buf, size_t 
   return doc_stream_memory_skipping(fmt, name, buf, len, NULL, cb, ctx, hdr_arena, header, err);
 }
 
+/* The file's first byte that is not blank (EOF when there is none). */
+static int first_byte(FILE *f) {
+  int c;
+  do
+    c = fgetc(f);
+  while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+  return c;
+}
+
 int doc_stream_file_split(const char *path, const char *const *skip, const doc_split *split,
                           doc_item_cb cb, void *ctx, arena *hdr_arena, doc_node **header,
                           dserr *err) {
@@ -754,10 +763,7 @@ int doc_stream_file_split(const char *path, const char *const *skip, const doc_s
       split->drop(split->ctx);
     return dserr_set(err, "%s: cannot open: %s", path, strerror(errno));
   }
-  int c;
-  do
-    c = fgetc(f);
-  while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+  int c = first_byte(f);
   doc_format fmt = (c == '{' || c == '[') ? DOC_FMT_JSON : DOC_FMT_YAML;
   rewind(f);
   size_t delivered = 0;
@@ -788,10 +794,7 @@ int doc_find_item(const char *path, uint64_t from, size_t span, uint64_t *at) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return -1;
-  int c;
-  do
-    c = fgetc(f);
-  while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+  int c = first_byte(f);
   /* only a JSON map's items are read by the fast reader, which joins or drops the worker */
   int rc = c == '{' ? docf_find_item(f, from, span, at) : DOCF_REFUSED;
   fclose(f);

@@ -1099,6 +1099,13 @@ static bool looks_like_item(arena *a, const unsigned char *p, const unsigned cha
   return ok;
 }
 
+/* The first position from j on in buf[0..len) that is not JSON whitespace. */
+static size_t blanks_end(const unsigned char *buf, size_t j, size_t len) {
+  while (j < len && (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\r' || buf[j] == '\t'))
+    j++;
+  return j;
+}
+
 int docf_find_item(FILE *file, uint64_t from, size_t span, uint64_t *at) {
   if (fseeko(file, (off_t)from, SEEK_SET) != 0)
     return DOCF_REFUSED;
@@ -1110,14 +1117,10 @@ int docf_find_item(FILE *file, uint64_t from, size_t span, uint64_t *at) {
   for (size_t i = 0; i < len && rc != DOCF_OK; i++) {
     if (buf[i] != '}')
       continue;
-    size_t j = i + 1;
-    while (j < len && (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\r' || buf[j] == '\t'))
-      j++;
+    size_t j = blanks_end(buf, i + 1, len);
     if (j >= len || buf[j] != ',')
       continue;
-    j++;
-    while (j < len && (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\r' || buf[j] == '\t'))
-      j++;
+    j = blanks_end(buf, j + 1, len);
     if (j < len && buf[j] == '{' && looks_like_item(a, buf + j, buf + len)) {
       *at = from + j;
       rc = DOCF_OK;
