@@ -108,7 +108,8 @@ static void *take(arena *a, size_t size, size_t align, struct block **out) {
 }
 
 void *arena_alloc(arena *a, size_t size) {
-  const size_t align = sizeof(max_align_t);
+  /* the alignment of max_align_t (16 here), not its size (32): sizes are rounded up to it */
+  const size_t align = _Alignof(max_align_t);
   size = (size + align - 1) & ~(align - 1);
   if (size == 0)
     size = align;
