@@ -18,6 +18,7 @@
  * would crash on them); they are skipped. */
 #include "../framework/podutil.h"
 #include "../util/hash.h"
+#include "../util/xalloc.h"
 #include "common.h"
 #include "registry.h"
 
@@ -42,7 +43,23 @@ static int rd_validate(const void *vargs, dserr *err) {
   return errlist_finish(&e, err);
 }
 
-/* ---------- a string -> index map in the plugin's scratch arena ---------- */
+/* ---------- growing arrays and tables on the heap ----------
+ * The tables below grow by doubling while the nodes are scanned (tens of thousands of owner
+ * keys at 150,000 pods): on the heap the old generation is freed at once, where the cycle's
+ * arena would keep every one until the cycle ends. rd_run frees them. */
+
+/* items with room for n + 1 elements of size bytes; elements added by growing are zeroed */
+static void *rd_grow(void *items, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return items;
+  size_t ncap = *cap ? *cap * 2 : 16;
+  items = xrealloc(items, ncap * size);
+  memset((char *)items + *cap * size, 0, (ncap - *cap) * size);
+  *cap = ncap;
+  return items;
+}
+
+/* ---------- a string -> index map ---------- */
 
 typedef struct {
   const char **keys;
@@ -58,16 +75,18 @@ static size_t rd_slot(const rd_map *m, const char *key) {
 }
 
 /* key must stay valid as long as the map (it is not copied) */
-static void rd_map_put(arena *a, rd_map *m, const char *key, size_t val) {
+static void rd_map_put(rd_map *m, const char *key, size_t val) {
   if (2 * (m->n + 1) > m->cap) {
     rd_map old = *m;
     m->cap = old.cap ? old.cap * 2 : 16;
-    m->keys = ARENA_NEWN(a, const char *, m->cap);
-    m->vals = ARENA_NEWN(a, size_t, m->cap);
+    m->keys = xcalloc(m->cap, sizeof *m->keys);
+    m->vals = xcalloc(m->cap, sizeof *m->vals);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
       if (old.keys[i])
-        rd_map_put(a, m, old.keys[i], old.vals[i]);
+        rd_map_put(m, old.keys[i], old.vals[i]);
+    free(old.keys);
+    free(old.vals);
   }
   size_t i = rd_slot(m, key);
   if (!m->keys[i]) {
@@ -77,7 +96,7 @@ static void rd_map_put(arena *a, rd_map *m, const char *key, size_t val) {
   m->vals[i] = val;
 }
 
-/* ---------- a map from tuples of pointers to indexes, in the plugin's scratch arena ----------
+/* ---------- a map from tuples of pointers to indexes (its keys in the plugin's scratch arena) ----------
  * Keys are arrays of pointers compared as bytes: interned strings (namespaces, owner kinds and
  * names, model.h) are equal exactly when their pointers are, and the other strings a key holds
  * are first made canonical through an rd_map of their text (rd_canon). */
@@ -126,7 +145,7 @@ static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size
   if (2 * (m->n + 1) > m->cap) {
     rd_tmap old = *m;
     m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = ARENA_NEWN(a, rd_tslot, m->cap);
+    m->slots = xcalloc(m->cap, sizeof *m->slots);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
       if (old.slots[i].key) {
@@ -134,6 +153,7 @@ static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size
         *s = old.slots[i];
         m->n++;
       }
+    free(old.slots);
   }
   uint64_t h = rd_thash(key, n);
   rd_tslot *s = rd_tfind(m, key, n, h);
@@ -171,16 +191,17 @@ static size_t rd_mget(const rd_memo *m, const void *const key[5]) {
 }
 
 /* Stores val for key (key must not be present). */
-static void rd_mput(arena *a, rd_memo *m, const void *const key[5], size_t val) {
+static void rd_mput(rd_memo *m, const void *const key[5], size_t val) {
   if (2 * (m->n + 1) > m->cap) {
     rd_memo old = *m;
     m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = ARENA_NEWN(a, rd_mslot, m->cap);
+    m->slots = xmalloc(m->cap * sizeof *m->slots);
     for (size_t i = 0; i < m->cap; i++)
       m->slots[i].val = SIZE_MAX;
     for (size_t i = 0; i < old.cap; i++)
       if (old.slots[i].val != SIZE_MAX)
         *rd_mfind(m, old.slots[i].key) = old.slots[i];
+    free(old.slots);
   }
   rd_mslot *s = rd_mfind(m, key);
   memcpy(s->key, key, sizeof s->key);
@@ -217,14 +238,7 @@ static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
   size_t idx = rd_tget(&o->index, key, 4);
   if (idx != SIZE_MAX)
     return idx;
-  if (o->n == o->cap) {
-    size_t cap = o->cap ? o->cap * 2 : 16;
-    rd_owner *items = ARENA_NEWN(o->a, rd_owner, cap);
-    if (o->n)
-      memcpy(items, o->items, o->n * sizeof *items);
-    o->items = items;
-    o->cap = cap;
-  }
+  o->items = rd_grow(o->items, o->n, &o->cap, sizeof *o->items);
   o->items[o->n] = (rd_owner){ns, ref->kind, ref->name, images_hash, 0, NULL, 0, 0};
   rd_tput(o->a, &o->index, key, 4, o->n);
   return o->n++;
@@ -271,7 +285,7 @@ static const char *rd_canon(arena *a, rd_map *texts, const char *s) {
       return seen;
   }
   const char *copy = arena_strdup(a, s);
-  rd_map_put(a, texts, copy, 0);
+  rd_map_put(texts, copy, 0);
   return copy;
 }
 
@@ -311,6 +325,8 @@ typedef struct {
   size_t nsigs;
   size_t *seen_on;  /* per signature: 1 + index of the node it was last seen on, 0: never */
   size_t seen_cap;
+  const void **key; /* rd_signature's tuple */
+  size_t keycap;
 } rd_sigs;
 
 static int rd_cmp_str(const void *x, const void *y) {
@@ -331,7 +347,7 @@ static const rd_images *rd_images_of(rd_sigs *g, const pod *p) {
     sb_printf(&sb, "%s%s", k ? "#" : "", sorted[k]);
   const char *hash = rd_canon(g->a, &g->texts, sb_str(&sb));
   sb_free(&sb);
-  g->img = arena_grow(g->a, g->img, g->nimg, &g->capimg, sizeof *g->img);
+  g->img = rd_grow(g->img, g->nimg, &g->capimg, sizeof *g->img);
   g->img[g->nimg] = (rd_images){sorted, p->nimages, hash};
   rd_tput(g->a, &g->images, key, 2, g->nimg);
   return &g->img[g->nimg++];
@@ -348,7 +364,10 @@ static int rd_cmp_tuple(const void *x, const void *y) {
 /* The number of the signature of a pod with these owners and images. */
 static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
   size_t n = p->nowners * im->n;
-  const void **key = ARENA_NEWN(g->a, const void *, 1 + 3 * n);
+  /* the tuple is built in a buffer of the run's (rd_tput copies it when it is new) */
+  while (g->keycap < 1 + 3 * n)
+    g->key = rd_grow(g->key, g->keycap, &g->keycap, sizeof *g->key);
+  const void **key = g->key;
   key[0] = p->ns;
   uintptr_t *t = (uintptr_t *)(key + 1);
   size_t k = 0;
@@ -380,20 +399,20 @@ static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const po
   size_t first = g->nowner_keys;
   for (size_t o = 0; o < p->nowners; o++) {
     size_t idx = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
-    g->owner_keys = arena_grow(g->a, g->owner_keys, g->nowner_keys, &g->capowner_keys,
-                               sizeof *g->owner_keys);
+    g->owner_keys = rd_grow(g->owner_keys, g->nowner_keys, &g->capowner_keys,
+                            sizeof *g->owner_keys);
     g->owner_keys[g->nowner_keys++] = idx;
   }
-  g->keys = arena_grow(g->a, g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
+  g->keys = rd_grow(g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
   g->keys[g->nkeys] = (rd_pod_keys){rd_signature(g, p, im), first, p->nowners};
-  rd_mput(g->a, &g->memo, memo, g->nkeys);
+  rd_mput(&g->memo, memo, g->nkeys);
   return &g->keys[g->nkeys++];
 }
 
 /* true when the signature was already seen on node `index` (and marks it seen there) */
 static bool rd_seen_on(rd_sigs *g, size_t sig, size_t index) {
   while (sig >= g->seen_cap) /* new entries come zeroed: never seen */
-    g->seen_on = arena_grow(g->a, g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
+    g->seen_on = rd_grow(g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
   if (g->seen_on[sig] == index + 1)
     return true;
   g->seen_on[sig] = index + 1;
@@ -514,6 +533,18 @@ static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
   for (size_t i = 0; i < owners.n; i++)
     if (owners.items[i].ndups && rd_balance_owner(h, &owners.items[i]) == RD_STOP)
       break;
+  free(owners.items);
+  free(owners.index.slots);
+  free(sigs.texts.keys);
+  free(sigs.texts.vals);
+  free(sigs.images.slots);
+  free(sigs.img);
+  free(sigs.memo.slots);
+  free(sigs.keys);
+  free(sigs.owner_keys);
+  free(sigs.sigs.slots);
+  free(sigs.seen_on);
+  free(sigs.key);
   return 0;
 }
 
