@@ -19,9 +19,10 @@ struct decisions {
   intern_table *strings;
   dec_pod *pods; /* parallel to m->pods.items */
   size_t npods;
-  size_t *slots; /* hash of pod pointer -> index + 1 (0 = empty) */
+  uint32_t *slots; /* hash of pod pointer -> index + 1 (0 = empty) */
   size_t nslots;
   dec_node *nodes; /* by node index */
+  bool finished;   /* decisions_finish ran: events may be shared */
 };
 
 static const char *const outcome_names[DEC_NOUTCOMES] = {
@@ -46,17 +47,19 @@ decisions *decisions_new(const model *m) {
   d->mem = arena_new(64 * 1024);
   d->strings = intern_new();
   d->npods = m->pods.n;
+  if (d->npods >= UINT32_MAX)
+    abort(); /* a model holds far fewer (the decoders' counts are 32-bit) */
   d->pods = ARENA_NEWN(d->mem, dec_pod, d->npods ? d->npods : 1);
   d->nslots = 16;
   while (d->nslots < d->npods * 2)
     d->nslots *= 2;
-  d->slots = ARENA_NEWN(d->mem, size_t, d->nslots);
+  d->slots = ARENA_NEWN(d->mem, uint32_t, d->nslots);
   for (size_t i = 0; i < d->npods; i++) {
     d->pods[i].pod = m->pods.items[i];
     size_t s = hash_ptr(m->pods.items[i], d->nslots - 1);
     while (d->slots[s])
       s = (s + 1) & (d->nslots - 1);
-    d->slots[s] = i + 1;
+    d->slots[s] = (uint32_t)(i + 1);
   }
   d->nodes = ARENA_NEWN(d->mem, dec_node, m->nodes.n ? m->nodes.n : 1);
   return d;
@@ -106,6 +109,8 @@ static void add_event(decisions *d, dec_pod *dp, dec_outcome o, const char *prof
 
 void decisions_pod(decisions *d, const pod *p, dec_outcome o, const char *profile,
                    const char *plugin, const char *by, const char *reason) {
+  if (d->finished)
+    abort(); /* a pod's events may be shared with other pods now (decisions_finish) */
   dec_pod *dp = find(d, p);
   if (dp)
     add_event(d, dp, o, str(d, profile), str(d, plugin), str(d, by), str(d, reason));
@@ -157,12 +162,30 @@ void decisions_node_requested(decisions *d, const node *n, const double before[3
 
 const dec_node *decisions_node_of(const decisions *d, const node *n) { return &d->nodes[n->index]; }
 
+/* dp's only event: not considered for reason (interned), shared with the pods before it
+ * that had the same reason (*shared: the last such event made) */
+static void not_considered(decisions *d, dec_pod *dp, dec_event **shared, const char *reason) {
+  if (!*shared || (*shared)->reason != reason) {
+    const char *empty = str(d, "");
+    dec_event *e = ARENA_NEW(d->mem, dec_event);
+    *e = (dec_event){DEC_NOT_CONSIDERED, empty, empty, empty, reason, NULL};
+    *shared = e;
+  }
+  dp->events = dp->last = *shared;
+  dp->nevents = 1;
+  dp->outcome = DEC_NOT_CONSIDERED;
+}
+
 void decisions_finish(decisions *d) {
   /* most pods end here, and most of their reasons are one of a few texts: those depending only
-   * on the node's category are interned once per category (the utilization plugins make three) */
-  const char *empty = str(d, "");
+   * on the node's category are interned once per category (the utilization plugins make
+   * three), and each such reason is one event all its pods share (150,000 pods would otherwise
+   * carry 7 MB of equal events) */
+  d->finished = true;
+  dec_event *last = NULL;
   struct {
-    const char *category, *reason; /* both interned */
+    const char *category; /* interned */
+    dec_event *event;
   } seen[8];
   size_t nseen = 0;
   strbuf sb = {0};
@@ -193,16 +216,18 @@ void decisions_finish(decisions *d) {
         if (nseen == sizeof seen / sizeof seen[0]) /* more categories than plugins make */
           k = --nseen;
         seen[k].category = c;
-        seen[k].reason = str(d, sb_str(&sb));
+        seen[k].event = NULL;
+        not_considered(d, dp, &seen[k].event, str(d, sb_str(&sb)));
         nseen++;
+      } else {
+        not_considered(d, dp, &seen[k].event, seen[k].event->reason);
       }
-      add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, seen[k].reason);
       continue;
     } else {
       sb_append(&sb, "no enabled plugin selected it");
     }
     reason = str(d, sb_str(&sb));
-    add_event(d, dp, DEC_NOT_CONSIDERED, empty, empty, empty, reason);
+    not_considered(d, dp, &last, reason);
   }
   sb_free(&sb);
 }
@@ -218,20 +243,27 @@ static const dec_event *deciding(const dec_pod *dp) {
   return best;
 }
 
+/* a pod and its deciding event (whose outcome is the pod's): 16 bytes, 150,000 of them */
 typedef struct {
-  dec_outcome outcome;
-  const char *by, *reason;
   const pod *pod;
+  const dec_event *e;
 } row;
+
+/* same outcome, by and reason (interned: the same pointer is the same text) */
+static bool same_group(const dec_event *x, const dec_event *y) {
+  return x == y || (x->outcome == y->outcome && x->by == y->by && x->reason == y->reason);
+}
 
 static int cmp_row(const void *a, const void *b) {
   const row *x = a, *y = b;
-  if (x->outcome != y->outcome)
-    return x->outcome > y->outcome ? -1 : 1;
-  /* by, reason and namespaces are interned: the same pointer is the same text */
-  int c = x->by == y->by ? 0 : strcmp(x->by, y->by);
-  if (!c)
-    c = x->reason == y->reason ? 0 : strcmp(x->reason, y->reason);
+  int c = 0;
+  if (!same_group(x->e, y->e)) {
+    if (x->e->outcome != y->e->outcome)
+      return x->e->outcome > y->e->outcome ? -1 : 1;
+    c = x->e->by == y->e->by ? 0 : strcmp(x->e->by, y->e->by);
+    if (!c)
+      c = x->e->reason == y->e->reason ? 0 : strcmp(x->e->reason, y->e->reason);
+  }
   if (!c)
     c = x->pod->ns == y->pod->ns ? 0 : strcmp(x->pod->ns, y->pod->ns);
   if (!c)
@@ -275,7 +307,7 @@ static row *sorted_rows(const decisions *d, size_t counts[DEC_NOUTCOMES], size_t
     const dec_event *e = deciding(dp);
     counts[dp->outcome]++;
     if (e)
-      rows[k++] = (row){dp->outcome, e->by, e->reason, dp->pod};
+      rows[k++] = (row){dp->pod, e};
   }
   qsort(rows, k, sizeof *rows, cmp_row);
   *n = k;
@@ -285,8 +317,7 @@ static row *sorted_rows(const decisions *d, size_t counts[DEC_NOUTCOMES], size_t
 /* end of the group of rows starting at i (same outcome, by and reason) */
 static size_t group_end(const row *rows, size_t n, size_t i) {
   size_t j = i;
-  while (j < n && rows[j].outcome == rows[i].outcome && rows[j].by == rows[i].by &&
-         rows[j].reason == rows[i].reason)
+  while (j < n && same_group(rows[j].e, rows[i].e))
     j++;
   return j;
 }
@@ -362,11 +393,11 @@ void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *
   for (size_t i = 0; i < nrows;) {
     size_t j = group_end(rows, nrows, i);
     sb_append(out, i ? ",{\"outcome\":" : "{\"outcome\":");
-    sb_append_json_str(out, dec_outcome_name(rows[i].outcome));
+    sb_append_json_str(out, dec_outcome_name(rows[i].e->outcome));
     sb_append(out, ",\"by\":");
-    sb_append_json_str(out, rows[i].by);
+    sb_append_json_str(out, rows[i].e->by);
     sb_append(out, ",\"reason\":");
-    sb_append_json_str(out, rows[i].reason);
+    sb_append_json_str(out, rows[i].e->reason);
     sb_printf(out, ",\"count\":%zu,\"examples\":[", j - i);
     for (size_t k = i; k < j && k - i < examples; k++) {
       if (k > i)
@@ -413,8 +444,8 @@ void decisions_text(const decisions *d, size_t examples, strbuf *out) {
   sb_appendc(out, '\n');
   for (size_t i = 0; i < nrows;) {
     size_t j = group_end(rows, nrows, i);
-    sb_printf(out, "  %-15s %5zu  %s%s%s\n", dec_outcome_name(rows[i].outcome), j - i,
-              rows[i].by, *rows[i].by ? ": " : "", rows[i].reason);
+    sb_printf(out, "  %-15s %5zu  %s%s%s\n", dec_outcome_name(rows[i].e->outcome), j - i,
+              rows[i].e->by, *rows[i].e->by ? ": " : "", rows[i].e->reason);
     sb_append(out, "                        e.g.");
     char ref[512];
     for (size_t k = i; k < j && k - i < examples; k++)

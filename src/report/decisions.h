@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
   DEC_NOT_CONSIDERED,
@@ -54,9 +55,9 @@ typedef struct dec_event {
 
 typedef struct {
   const pod *pod;
-  dec_outcome outcome;
-  size_t nevents;
   dec_event *events, *last; /* in order; repeats of the last event are not kept */
+  uint32_t nevents;
+  dec_outcome outcome;
 } dec_pod;
 
 #define DEC_MAX_THRESHOLDS 8
@@ -113,7 +114,8 @@ void decisions_node_usage(decisions *d, const node *n, const char *const *resour
 /* Requested cpu, memory and pods of n in percent, before and after the cycle. */
 void decisions_node_requested(decisions *d, const node *n, const double before[3],
                               const double after[3], const bool has[3]);
-/* Ends the cycle: every pod without events gets its not-considered reason. */
+/* Ends the cycle: every pod without events gets its not-considered reason. Pods with the
+ * same reason share that one event, so nothing may be recorded after this (it aborts). */
 void decisions_finish(decisions *d);
 
 /* The record of p (NULL if p is not in the model). Borrowed. */
