@@ -39,6 +39,7 @@
 #include "../report/decisions.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
+#include "../util/xalloc.h"
 #include "../usage/usage.h"
 #include "cli.h"
 #include "flags.h"
@@ -46,9 +47,6 @@
 #include "timings.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -296,6 +294,8 @@ static int run_cycle(runner *r) {
   tm.bytes = rs.bytes;
   tm.objects = rs.items;
   tm.model = model_bytes(m);
+  /* what reading freed (pages, their trees, the decoders' scratch) goes back before deciding */
+  xrelease();
 read:
   tm.pods = m->pods.n;
   m->vmis_complete = r->disc.kubevirt;
@@ -729,23 +729,17 @@ int cmd_run(int argc, char **argv) {
   }
   /* the watch cache is for Deployment mode; a one-shot run lists */
   o.watch_cache = o.watch_cache && o.interval_ns > 0;
-#ifdef __GLIBC__
-  /* A long-running process that frees and allocates a cycle's large arrays again and again:
-   * a fixed mmap threshold keeps glibc from moving them onto the heap after the first free
-   * (its dynamic threshold does), where they would keep the heap from shrinking. */
-  if (o.interval_ns > 0)
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
+  /* a cycle frees and allocates large arrays (pages, trees, a plugin's tables): mapped on
+   * their own, they go back to the system when freed and leave no holes in the heap */
+  xalloc_map_large();
   int failures = 0;
   for (;;) {
     double start = mono_seconds();
     int crc = run_cycle(&r);
     metrics_loop_duration(mono_seconds() - start);
-#ifdef __GLIBC__
     /* what the cycle freed (its view, the objects the watches replaced) goes back to the system */
     if (r.cache)
-      malloc_trim(0);
-#endif
+      xrelease();
     if (g_stop) {
       status = 0;
       break;

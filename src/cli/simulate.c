@@ -21,6 +21,7 @@
 #include "../usage/usage.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
+#include "../util/xalloc.h"
 #include "cli.h"
 #include "explain.h"
 #include "flags.h"
@@ -306,6 +307,8 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
 
   cycle_timings tm = {.list = -1, .evict = -1};
   double t_start = time_mono_seconds();
+  /* the decoders' windows and a plugin's tables are freed before the cycle ends */
+  xalloc_map_large();
   model *m = model_new();
   /* As a live read: pod conditions only when a plugin of the policy reads them. The policy is
    * read for that once before the snapshot, quietly: the read after it (which looks priority
@@ -331,6 +334,8 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     return EXIT_CONFIG;
   }
   tm.decode = time_mono_seconds() - t_start;
+  /* what decoding freed (windows, trees, the second thread's scratch) goes back before deciding */
+  xrelease();
   tm.pods = m->pods.n;
   tm.model = model_bytes(m);
   tm.objects = m->nodes.n + m->pods.n + m->namespaces.n + m->pdbs.n + m->priority_classes.n +

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* defined by the headers above */
+#include <malloc.h>
+#endif
 
 static void *check(void *p, size_t n) {
   if (!p) {
@@ -22,3 +25,15 @@ void *xcalloc(size_t count, size_t size) {
 void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1), n); }
 
 char *xstrdup(const char *s) { return s ? check(strdup(s), strlen(s) + 1) : NULL; }
+
+void xrelease(void) {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+void xalloc_map_large(void) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+}

@@ -12,4 +12,15 @@ void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/* Gives the memory freed so far back to the system where the allocator keeps it (glibc:
+ * malloc_trim, which also empties the arenas other threads used); nothing elsewhere. For
+ * after a phase that freed much, such as decoding a cluster. */
+void xrelease(void);
+
+/* Has every block of 256 KiB or more mapped on its own, so that freeing it gives it back to
+ * the system at once (glibc; nothing elsewhere). glibc's default threshold rises to the size
+ * of the largest block freed so far, after which such blocks go on the heap, where the holes
+ * they leave keep the process larger than what it holds. Call before allocating. */
+void xalloc_map_large(void);
+
 #endif
