@@ -22,6 +22,7 @@ typedef struct {
    * for a pod a scratch arena whose arrays are then shared (model_share) */
   arena *flat;
   bool own_names; /* metadata.name and uid are left in the tree for the caller to copy */
+  pod_extra *x;   /* the pod being decoded: where its rarely set fields go (scratch) */
 } dctx;
 
 static int type_err(dctx *c, const char *path, const char *want, const doc_node *got) {
@@ -331,23 +332,23 @@ static int decode_node_affinity(dctx *c, const doc_node *na, node_affinity **out
   return 0;
 }
 
-static int decode_anti_affinity(dctx *c, pod *p, const doc_node *paa) {
+static int decode_anti_affinity(dctx *c, const doc_node *paa) {
   if (absent(paa))
     return 0;
   const doc_node *req = doc_get(paa, "requiredDuringSchedulingIgnoredDuringExecution");
   const char *path = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution";
   if (want_seq(c, req, path) < 0)
     return -1;
-  p->nanti_affinity = seq_len(req);
-  p->anti_affinity =
-      p->nanti_affinity ? ARENA_NEWN(c->m->mem, pod_affinity_term, p->nanti_affinity) : NULL;
-  for (size_t i = 0; i < p->nanti_affinity; i++) {
+  c->x->nanti_affinity = seq_len(req);
+  c->x->anti_affinity =
+      c->x->nanti_affinity ? ARENA_NEWN(c->m->mem, pod_affinity_term, c->x->nanti_affinity) : NULL;
+  for (size_t i = 0; i < c->x->nanti_affinity; i++) {
     const doc_node *t = req->items[i];
     char tp[256];
     path_at(tp, sizeof tp, path, i, "");
     if (want_map(c, t, tp) < 0)
       return -1;
-    pod_affinity_term *term = &p->anti_affinity[i];
+    pod_affinity_term *term = &c->x->anti_affinity[i];
     char sp[300];
     path_join(sp, sizeof sp, tp, "labelSelector");
     if (selector_from_doc(c->m->mem, doc_get(t, "labelSelector"), sp, &term->selector, c->err) < 0)
@@ -362,19 +363,19 @@ static int decode_anti_affinity(dctx *c, pod *p, const doc_node *paa) {
   return 0;
 }
 
-static int decode_spread(dctx *c, pod *p, const doc_node *list) {
+static int decode_spread(dctx *c, const doc_node *list) {
   if (want_seq(c, list, "spec.topologySpreadConstraints") < 0)
     return -1;
-  p->nspread = seq_len(list);
+  c->x->nspread = seq_len(list);
   /* most pods have none: no array then (150,000 empty ones of 64 bytes would be 9.6 MB) */
-  p->spread = p->nspread ? ARENA_NEWN(c->m->mem, spread_constraint, p->nspread) : NULL;
-  for (size_t i = 0; i < p->nspread; i++) {
+  c->x->spread = c->x->nspread ? ARENA_NEWN(c->m->mem, spread_constraint, c->x->nspread) : NULL;
+  for (size_t i = 0; i < c->x->nspread; i++) {
     const doc_node *t = list->items[i];
     char tp[128];
     path_at(tp, sizeof tp, "spec.topologySpreadConstraints", i, "");
     if (want_map(c, t, tp) < 0)
       return -1;
-    spread_constraint *s = &p->spread[i];
+    spread_constraint *s = &c->x->spread[i];
     int64_t skew = 0;
     char sp[256];
     path_join(sp, sizeof sp, tp, "maxSkew");
@@ -660,9 +661,9 @@ static int decode_annotations(dctx *c, pod *p, const doc_node *ann) {
       }
       p->annotations |= known[k].bit;
       if (known[k].bit == ANN_CONFIG_SOURCE)
-        p->config_source = intern(c->m->strings, v->text);
+        c->x->config_source = intern(c->m->strings, v->text);
       if (known[k].bit == ANN_KUBEVIRT_DOMAIN)
-        p->kubevirt_domain = intern(c->m->strings, v->text);
+        c->x->kubevirt_domain = intern(c->m->strings, v->text);
     }
   }
   return 0;
@@ -696,7 +697,7 @@ static int decode_volumes(dctx *c, pod *p, const doc_node *vols) {
   if (want_seq(c, vols, "spec.volumes") < 0)
     return -1;
   size_t n = seq_len(vols);
-  p->pvc_claims = ARENA_NEWN(c->flat, const char *, n ? n : 1);
+  c->x->pvc_claims = ARENA_NEWN(c->flat, const char *, n ? n : 1);
   for (size_t i = 0; i < n; i++) {
     const doc_node *v = vols->items[i];
     if (!absent(doc_get(v, "hostPath")) || !absent(doc_get(v, "emptyDir")))
@@ -708,7 +709,7 @@ static int decode_volumes(dctx *c, pod *p, const doc_node *vols) {
       path_at(path, sizeof path, "spec.volumes", i, ".persistentVolumeClaim.claimName");
       if (get_str(c, doc_get(pvc, "claimName"), path, &claim) < 0)
         return -1;
-      p->pvc_claims[p->npvc++] = str_or(claim, "");
+      c->x->pvc_claims[c->x->npvc++] = str_or(claim, "");
     }
   }
   return 0;
@@ -736,7 +737,7 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   const char *phase, *qos;
   bool has_start;
   if (get_str(c, doc_get(st, "phase"), "status.phase", &phase) < 0 ||
-      get_str(c, doc_get(st, "reason"), "status.reason", &p->status_reason) < 0 ||
+      get_str(c, doc_get(st, "reason"), "status.reason", &c->x->status_reason) < 0 ||
       get_str(c, doc_get(st, "qosClass"), "status.qosClass", &qos) < 0 ||
       get_time(c, doc_get(st, "startTime"), "status.startTime", &p->start_time, &has_start) < 0)
     return -1;
@@ -750,10 +751,10 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
   if (decode_statuses(c, doc_get(st, "containerStatuses"), "status.containerStatuses",
                       &p->container_status, &p->ncontainer_status) < 0 ||
       decode_statuses(c, doc_get(st, "initContainerStatuses"), "status.initContainerStatuses",
-                      &p->init_status, &p->ninit_status) < 0 ||
+                      &c->x->init_status, &c->x->ninit_status) < 0 ||
       decode_statuses(c, doc_get(st, "ephemeralContainerStatuses"),
-                      "status.ephemeralContainerStatuses", &p->ephemeral_status,
-                      &p->nephemeral_status) < 0)
+                      "status.ephemeralContainerStatuses", &c->x->ephemeral_status,
+                      &c->x->nephemeral_status) < 0)
     return -1;
   const doc_node *conds = doc_get(st, "conditions");
   if (want_seq(c, conds, "status.conditions") < 0)
@@ -780,7 +781,7 @@ static int decode_pod_status(dctx *c, pod *p, const doc_node *st) {
 
 /* A decoded pod's flat arrays, from the scratch arena into the model: one shared copy of
  * each distinct array (model_share). */
-static void share_pod_arrays(model *m, pod *p) {
+static void share_pod_arrays(model *m, pod *p, pod_extra *x) {
   /* every flat element holds pointers or 64-bit integers: 8-byte alignment fits them all */
   _Static_assert(_Alignof(kv) <= 8 && _Alignof(owner_ref) <= 8 && _Alignof(res_q) <= 8 &&
                      _Alignof(toleration) <= 8 && _Alignof(container_status) <= 8 &&
@@ -795,8 +796,8 @@ static void share_pod_arrays(model *m, pod *p) {
   SHARE(p->images, p->nimages);
   SHARE(p->tolerations, p->ntolerations);
   SHARE(p->container_status, p->ncontainer_status);
-  SHARE(p->init_status, p->ninit_status);
-  SHARE(p->ephemeral_status, p->nephemeral_status);
+  SHARE(x->init_status, x->ninit_status);
+  SHARE(x->ephemeral_status, x->nephemeral_status);
 #undef SHARE
   /* conditions carry the pod's own times and claims its own names: copied, not shared */
 #define COPY(field, n)                                                                             \
@@ -806,7 +807,7 @@ static void share_pod_arrays(model *m, pod *p) {
   if (!m->keep_pod_conditions)
     p->nconditions = 0; /* read and checked all the same: one bad object is still one */
   COPY(p->conditions, p->nconditions);
-  COPY(p->pvc_claims, p->npvc);
+  COPY(x->pvc_claims, x->npvc);
 #undef COPY
 }
 
@@ -818,19 +819,29 @@ static int decode_pod(dctx *c, const doc_node *obj) {
     m->scratch = arena_new(16 * 1024);
   arena_reset(m->scratch);
   pod *p = ARENA_NEW(m->scratch, pod);
+  pod_extra *x = ARENA_NEW(m->scratch, pod_extra);
   c->flat = m->scratch;
   c->own_names = true;
+  c->x = x;
   int rc = decode_pod_fields(c, p, obj);
   c->flat = m->mem;
   c->own_names = false;
+  c->x = NULL;
   if (rc < 0)
     return -1;
   /* a pod's own name and uid are its alone: copied, not interned (a watch cache would
    * grow the intern table with every pod it ever saw) */
   p->name = arena_strdup(m->mem, p->name);
   p->uid = arena_strdup(m->mem, p->uid);
-  share_pod_arrays(m, p);
-  /* at the struct's own alignment: arena_alloc would round 296 bytes up to 304 */
+  share_pod_arrays(m, p, x);
+  /* most pods have none of the extra fields: they carry no copy of them */
+  if (x->status_reason || x->config_source || x->kubevirt_domain || x->node_affinity ||
+      x->nanti_affinity || x->nspread || x->ninit_status || x->nephemeral_status || x->npvc) {
+    pod_extra *kx = arena_alloc_uninit(m->mem, sizeof *kx, _Alignof(pod_extra));
+    *kx = *x;
+    p->extra = kx;
+  }
+  /* at the struct's own alignment: arena_alloc would round it up to a multiple of 16 */
   pod *kept = arena_alloc_uninit(m->mem, sizeof *kept, _Alignof(pod));
   *kept = *p;
   MODEL_PUSH(m, pods, kept);
@@ -867,10 +878,10 @@ static int decode_pod_fields(dctx *c, pod *p, const doc_node *obj) {
   p->priority = (int32_t)prio;
   const doc_node *aff = doc_get(spec, "affinity");
   if (want_map(c, aff, "spec.affinity") < 0 ||
-      decode_node_affinity(c, doc_get(aff, "nodeAffinity"), &p->node_affinity) < 0 ||
-      decode_anti_affinity(c, p, doc_get(aff, "podAntiAffinity")) < 0 ||
+      decode_node_affinity(c, doc_get(aff, "nodeAffinity"), &c->x->node_affinity) < 0 ||
+      decode_anti_affinity(c, doc_get(aff, "podAntiAffinity")) < 0 ||
       decode_tolerations(c, doc_get(spec, "tolerations"), &p->tolerations, &p->ntolerations) < 0 ||
-      decode_spread(c, p, doc_get(spec, "topologySpreadConstraints")) < 0 ||
+      decode_spread(c, doc_get(spec, "topologySpreadConstraints")) < 0 ||
       decode_volumes(c, p, doc_get(spec, "volumes")) < 0)
     return -1;
   const doc_node *rc = doc_get(spec, "resourceClaims");

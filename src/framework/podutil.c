@@ -121,7 +121,7 @@ bool pod_matches_node_selector_and_affinity(const pod *p, const node *n) {
     if (!v || strcmp(v, p->node_selector.items[i].value) != 0)
       return false;
   }
-  const node_affinity *a = p->node_affinity;
+  const node_affinity *a = pod_x(p)->node_affinity;
   if (!a || !a->has_required)
     return true;
   for (size_t i = 0; i < a->nrequired; i++)
@@ -132,11 +132,11 @@ bool pod_matches_node_selector_and_affinity(const pod *p, const node *n) {
 
 int64_t pod_preferred_affinity_weight(const pod *p, const node *n) {
   int64_t w = 0;
-  if (!p->node_affinity)
+  if (!pod_x(p)->node_affinity)
     return 0;
-  for (size_t i = 0; i < p->node_affinity->npreferred; i++)
-    if (node_term_matches(&p->node_affinity->preferred[i].term, n))
-      w += p->node_affinity->preferred[i].weight;
+  for (size_t i = 0; i < pod_x(p)->node_affinity->npreferred; i++)
+    if (node_term_matches(&pod_x(p)->node_affinity->preferred[i].term, n))
+      w += pod_x(p)->node_affinity->preferred[i].weight;
   return w;
 }
 
@@ -153,12 +153,12 @@ static bool ns_in_term(const pod_affinity_term *t, const pod *owner, const char 
  * p does not fit, or NULL. A term whose labelSelector does not convert makes the node unfit
  * with the conversion error, as upstream's NodeFit returns it. */
 static const char *anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n) {
-  if (!p->nanti_affinity)
+  if (!pod_x(p)->nanti_affinity)
     return NULL;
   size_t count;
   pod **pods = fw_node_pods(h, n, true, &count);
-  for (size_t t = 0; t < p->nanti_affinity; t++) {
-    const pod_affinity_term *term = &p->anti_affinity[t];
+  for (size_t t = 0; t < pod_x(p)->nanti_affinity; t++) {
+    const pod_affinity_term *term = &pod_x(p)->anti_affinity[t];
     if (term->selector && term->selector->invalid)
       return term->selector->invalid;
     if (!kv_get(&n->labels, term->topology_key))

@@ -747,7 +747,7 @@ static void report_hco(const check_inputs *in, check_report *r) {
 static int launcher_cmp(const void *a, const void *b) {
   const pod *x = *(const pod *const *)a, *y = *(const pod *const *)b;
   int c = strcmp(x->ns, y->ns);
-  return c ? c : strcmp(x->kubevirt_domain, y->kubevirt_domain);
+  return c ? c : strcmp(pod_x(x)->kubevirt_domain, pod_x(y)->kubevirt_domain);
 }
 
 /* non-terminal launchers naming their VMI, sorted by (namespace, VMI) */
@@ -770,14 +770,14 @@ static const pod *launcher_of(const pod **ls, size_t n, const vmi_obj *v) {
     size_t mid = (lo + hi) / 2;
     int c = strcmp(ls[mid]->ns, v->ns);
     if (!c)
-      c = strcmp(ls[mid]->kubevirt_domain, v->name);
+      c = strcmp(pod_x(ls[mid])->kubevirt_domain, v->name);
     if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   for (size_t i = lo;
-       i < n && !strcmp(ls[i]->ns, v->ns) && !strcmp(ls[i]->kubevirt_domain, v->name); i++)
+       i < n && !strcmp(ls[i]->ns, v->ns) && !strcmp(pod_x(ls[i])->kubevirt_domain, v->name); i++)
     if (!strcmp(ls[i]->node_name, v->node_name))
       return ls[i];
   return NULL;

@@ -62,14 +62,14 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
              "delete it");
     return;
   }
-  out->vmi_name = p->kubevirt_domain;
-  const vmi_obj *v = model_find_vmi(m, p->ns, p->kubevirt_domain);
+  out->vmi_name = pod_x(p)->kubevirt_domain;
+  const vmi_obj *v = model_find_vmi(m, p->ns, pod_x(p)->kubevirt_domain);
   out->vmi = v;
   if (!v && m->vmis_complete) {
     out->effect = VM_EFFECT_REFUSED;
     snprintf(out->why, sizeof out->why,
              "kubevirt failed getting the vmi: virtualmachineinstances.kubevirt.io \"%s\" not found",
-             p->kubevirt_domain);
+             pod_x(p)->kubevirt_domain);
     return;
   }
   out->strategy = kubevirt_vmi_strategy(m, v, &out->source);
@@ -95,7 +95,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
     out->effect = VM_EFFECT_REFUSED;
     snprintf(out->why, sizeof out->why,
              "VMI %s is configured with an eviction strategy but is not live-migratable",
-             p->kubevirt_domain);
+             pod_x(p)->kubevirt_domain);
     return;
   }
   if (!strcmp(out->strategy, "LiveMigrateIfPossible") && !migratable) {
@@ -115,7 +115,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
   if (v && *v->evacuation_node) {
     snprintf(out->why, sizeof out->why,
              "Evacuation in progress: Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-             p->kubevirt_domain);
+             pod_x(p)->kubevirt_domain);
     return;
   }
   if (v && strcmp(v->node_name, p->node_name) != 0) {
@@ -124,7 +124,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
     return;
   }
   snprintf(out->why, sizeof out->why, "Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-           p->kubevirt_domain);
+           pod_x(p)->kubevirt_domain);
 }
 
 /* ---------- migrations in flight ---------- */

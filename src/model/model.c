@@ -140,6 +140,8 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
   return copy;
 }
 
+const pod_extra pod_extra_none;
+
 size_t model_bytes(const model *m) {
   const any_vec *vecs[] = {(const any_vec *)&m->nodes,
                            (const any_vec *)&m->pods,

@@ -131,12 +131,25 @@ typedef struct node node;
  * fields and flags): a cluster has 150,000 of these. The arrays of pods that share them
  * (labels, owners, tolerations, requests, images, container statuses) are one shared copy
  * (model_share): never write through these pointers. */
+/* What few pods have, kept apart so that the pod struct stays small: a pod with none of it
+ * has pod.extra NULL, and pod_x() gives every pod a view of it (all empty for those). */
+typedef struct {
+  const char *status_reason; /* status.reason or NULL */
+  const char *config_source;   /* annotation kubernetes.io/config.source, or NULL */
+  const char *kubevirt_domain; /* annotation kubevirt.io/domain (a virt-launcher's VMI), or NULL */
+  node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
+  pod_affinity_term *anti_affinity; /* required pod anti-affinity terms */
+  spread_constraint *spread;
+  container_status *init_status, *ephemeral_status;
+  const char **pvc_claims; /* claim names of persistentVolumeClaim volumes */
+  uint32_t nanti_affinity, nspread, ninit_status, nephemeral_status, npvc;
+} pod_extra;
+
 typedef struct pod {
   const char *ns, *name, *uid; /* ns interned; name and uid the pod's own copies */
   const char *node_name;       /* interned, "" if unbound */
   node *node;                  /* NULL if unbound or bound to a node not in the model */
-  const char *status_reason;   /* status.reason or NULL */
-  const char *config_source, *kubevirt_domain;
+  const pod_extra *extra;      /* NULL when the pod has none of it: read it with pod_x() */
   int64_t creation, deletion, start_time; /* seconds since epoch */
   kvlist labels;
   kvlist node_selector;
@@ -144,17 +157,13 @@ typedef struct pod {
   owner_ref *owners;
   const char **request_keys;    /* resources named in any regular or init container's requests */
   const char **images;          /* regular containers, in order */
-  node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
-  pod_affinity_term *anti_affinity; /* required pod anti-affinity terms */
   toleration *tolerations;
-  spread_constraint *spread;
-  container_status *container_status, *init_status, *ephemeral_status;
+  container_status *container_status;
   pod_condition *conditions;
-  const char **pvc_claims; /* claim names of persistentVolumeClaim volumes */
   /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
   const struct pod_metrics_obj *metrics;
-  uint32_t nowners, nrequest_keys, nimages, nanti_affinity, ntolerations, nspread;
-  uint32_t ncontainer_status, ninit_status, nephemeral_status, nconditions, npvc;
+  uint32_t nowners, nrequest_keys, nimages, ntolerations;
+  uint32_t ncontainer_status, nconditions;
   int32_t priority;
   uint32_t annotations; /* ANN_* bits */
   uint8_t phase;        /* a pod_phase */
@@ -168,6 +177,11 @@ typedef struct pod {
   bool evicted : 1; /* evicted by this cycle: gone for the rest of it */
   bool leaving : 1; /* eviction requested in background (live migration); reports only */
 } pod;
+
+extern const pod_extra pod_extra_none;
+
+/* p's rarely set fields (pod_extra_none's empty ones when it has none) */
+static inline const pod_extra *pod_x(const pod *p) { return p->extra ? p->extra : &pod_extra_none; }
 
 struct node {
   const char *name, *uid;

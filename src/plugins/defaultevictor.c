@@ -294,26 +294,26 @@ static bool storage_class_protected(const de_args *a, const char *sc) {
 
 /* PodsWithPVC: any PVC volume, or with protectedStorageClasses only claims of those classes */
 static void check_pvc(const model *m, const de_args *a, const pod *p, strbuf *fails, int *n) {
-  if (!p->npvc)
+  if (!pod_x(p)->npvc)
     return;
   if (!a->pod_protections.protected_storage_classes.n) {
     add_error(fails, n, "pod with PVC is protected against eviction");
     return;
   }
   char buf[512];
-  for (size_t i = 0; i < p->npvc; i++) {
-    const pvc_obj *c = model_find_pvc(m, p->ns, p->pvc_claims[i]);
+  for (size_t i = 0; i < pod_x(p)->npvc; i++) {
+    const pvc_obj *c = model_find_pvc(m, p->ns, pod_x(p)->pvc_claims[i]);
     if (!c) {
       snprintf(buf, sizeof buf,
                "failed to get persistent volume claim \"%s\"/\"%s\": persistentvolumeclaim \"%s\" "
                "not found",
-               p->ns, p->pvc_claims[i], p->pvc_claims[i]);
+               p->ns, pod_x(p)->pvc_claims[i], pod_x(p)->pvc_claims[i]);
       add_error(fails, n, buf);
       return;
     }
     if (!*c->storage_class) {
       snprintf(buf, sizeof buf, "failed to resolve storage class for pod \"%s\"/\"%s\"", p->ns,
-               p->pvc_claims[i]);
+               pod_x(p)->pvc_claims[i]);
       add_error(fails, n, buf);
       return;
     }
@@ -349,7 +349,7 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
   char buf[256];
   if (pod_has(p, ANN_MIRROR))
     add_error(&fails, &n, "pod is a mirror pod");
-  if (pod_has(p, ANN_CONFIG_SOURCE) && strcmp(p->config_source, "api") != 0)
+  if (pod_has(p, ANN_CONFIG_SOURCE) && strcmp(pod_x(p)->config_source, "api") != 0)
     add_error(&fails, &n, "pod is a static pod");
   if (p->deleting)
     add_error(&fails, &n, "pod is terminating");

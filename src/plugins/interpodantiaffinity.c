@@ -105,8 +105,8 @@ static bool ipa_term_violated(plugin_handle *h, ipa_groups *g, const pod *c,
  * CheckPodsWithAntiAffinityExist, a term whose labelSelector does not convert ends the check
  * with "no violation" (terms before it still count). */
 static bool ipa_violates(plugin_handle *h, ipa_groups *g, const pod *c) {
-  for (size_t t = 0; t < c->nanti_affinity; t++) {
-    const pod_affinity_term *term = &c->anti_affinity[t];
+  for (size_t t = 0; t < pod_x(c)->nanti_affinity; t++) {
+    const pod_affinity_term *term = &pod_x(c)->anti_affinity[t];
     if (term->selector && term->selector->invalid) {
       char ref[512];
       LOGE(NULL, "Unable to convert LabelSelector into Selector", term->selector->invalid,
@@ -147,7 +147,7 @@ static int ipa_run(plugin_handle *h, const void *vargs, dserr *err) {
     pods_sort_priority_low_to_high(v->items, v->n);
     for (size_t k = 0; k < v->n; k++) {
       pod *p = v->items[k];
-      if (!p->nanti_affinity || !ipa_violates(h, &groups, p) || !fw_filter(h, p) ||
+      if (!pod_x(p)->nanti_affinity || !ipa_violates(h, &groups, p) || !fw_filter(h, p) ||
           !fw_pre_eviction_filter(h, p))
         continue;
       evict_status st = fw_evict(h, p, "");

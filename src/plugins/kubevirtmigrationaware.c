@@ -121,7 +121,7 @@ static int kma_prepare(void *vargs, const plugin_env *env, dserr *err) {
 static const vmi_obj *vmi_of(plugin_handle *h, const pod *p) {
   if (!(p->annotations & ANN_KUBEVIRT_DOMAIN))
     return NULL;
-  return model_find_vmi(h->m, p->ns, p->kubevirt_domain);
+  return model_find_vmi(h->m, p->ns, pod_x(p)->kubevirt_domain);
 }
 
 static bool kma_filter(plugin_handle *h, const void *vargs, const pod *p) {
@@ -131,7 +131,7 @@ static bool kma_filter(plugin_handle *h, const void *vargs, const pod *p) {
     return true;
   char ref[512];
   LOGV(3, &plugin_log, "VMI migration in progress, blocking eviction",
-       LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", p->kubevirt_domain),
+       LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", pod_x(p)->kubevirt_domain),
        LSTR("node", p->node_name));
   metrics_kubevirt_block("migration_in_progress", p->node_name, p->ns);
   fw_reject_reason(h, "VMI migration in progress");
@@ -189,7 +189,7 @@ static bool kma_pre_eviction_filter(plugin_handle *h, const void *vargs, const p
            count, sb_str(&e), sb_str(&c));
   fw_reject_reason(h, why);
   LOGV(3, &plugin_log, "VMI in migration cooldown, deferring eviction",
-       LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", p->kubevirt_domain),
+       LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("vmi", pod_x(p)->kubevirt_domain),
        LSTR("node", p->node_name), LINT("migrationCount", count), LSTR("elapsed", sb_str(&e)),
        LSTR("effectiveCooldown", sb_str(&c)), LSTR("remaining", sb_str(&r)));
   sb_free(&e);

@@ -63,7 +63,7 @@ static int64_t na_best_weight(plugin_handle *h, const pod *p) {
 /* The type-specific half of the pod filter; the generic half (namespaces, labels, evictor
  * filters) has already passed. */
 static bool na_violates(plugin_handle *h, na_type type, const pod *p, const node *n) {
-  const node_affinity *aff = p->node_affinity;
+  const node_affinity *aff = pod_x(p)->node_affinity;
   if (type == NA_TYPE_REQUIRED) {
     if (!aff || !aff->has_required)
       return false;

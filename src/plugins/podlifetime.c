@@ -103,14 +103,14 @@ static bool statuses_match_states(const str_list *states, const container_status
 }
 
 static bool matches_states(const plt_args *a, const pod *p) {
-  if (reason_in(&a->states, pod_phase_name(p->phase)) || reason_in(&a->states, p->status_reason))
+  if (reason_in(&a->states, pod_phase_name(p->phase)) || reason_in(&a->states, pod_x(p)->status_reason))
     return true;
   if (statuses_match_states(&a->states, p->container_status, p->ncontainer_status))
     return true;
-  if (a->init_containers && statuses_match_states(&a->states, p->init_status, p->ninit_status))
+  if (a->init_containers && statuses_match_states(&a->states, pod_x(p)->init_status, pod_x(p)->ninit_status))
     return true;
   if (a->ephemeral_containers &&
-      statuses_match_states(&a->states, p->ephemeral_status, p->nephemeral_status))
+      statuses_match_states(&a->states, pod_x(p)->ephemeral_status, pod_x(p)->nephemeral_status))
     return true;
   return false;
 }
@@ -170,7 +170,7 @@ static bool plt_pod_filter(plugin_handle *h, const plt_args *a, const pod *p) {
   if (a->conditions.n && !matches_conditions(a, p, h->now))
     return false;
   if (a->exit_codes.n && !statuses_exited_with(&a->exit_codes, p->container_status, p->ncontainer_status) &&
-      !(a->init_containers && statuses_exited_with(&a->exit_codes, p->init_status, p->ninit_status)))
+      !(a->init_containers && statuses_exited_with(&a->exit_codes, pod_x(p)->init_status, pod_x(p)->ninit_status)))
     return false;
   return true;
 }

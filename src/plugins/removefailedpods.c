@@ -69,16 +69,16 @@ static bool rfp_statuses_match_reasons(const str_list *reasons, const container_
 }
 
 static bool rfp_matches_reasons(const rfp_args *a, const pod *p) {
-  return rfp_reason_listed(&a->reasons, p->status_reason) ||
+  return rfp_reason_listed(&a->reasons, pod_x(p)->status_reason) ||
          rfp_statuses_match_reasons(&a->reasons, p->container_status, p->ncontainer_status) ||
          (a->init_containers &&
-          rfp_statuses_match_reasons(&a->reasons, p->init_status, p->ninit_status));
+          rfp_statuses_match_reasons(&a->reasons, pod_x(p)->init_status, pod_x(p)->ninit_status));
 }
 
 static bool rfp_matches_exit_codes(const rfp_args *a, const pod *p) {
   return statuses_exited_with(&a->exit_codes, p->container_status, p->ncontainer_status) ||
          (a->init_containers &&
-          statuses_exited_with(&a->exit_codes, p->init_status, p->ninit_status));
+          statuses_exited_with(&a->exit_codes, pod_x(p)->init_status, pod_x(p)->ninit_status));
 }
 
 /* The criteria after the evictor's filters; every failure is collected so the V4 line says

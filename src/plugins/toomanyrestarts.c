@@ -57,7 +57,7 @@ static int64_t tmr_restarts_of(const container_status *cs, size_t n) {
 static int64_t tmr_restarts(const tmr_args *a, const pod *p) {
   int64_t n = tmr_restarts_of(p->container_status, p->ncontainer_status);
   if (a->init_containers)
-    n += tmr_restarts_of(p->init_status, p->ninit_status);
+    n += tmr_restarts_of(pod_x(p)->init_status, pod_x(p)->ninit_status);
   return n;
 }
 
@@ -73,7 +73,7 @@ static bool tmr_in_states(const tmr_args *a, const pod *p) {
     return true;
   if (tmr_waiting_in(&a->states, p->container_status, p->ncontainer_status))
     return true;
-  return a->init_containers && tmr_waiting_in(&a->states, p->init_status, p->ninit_status);
+  return a->init_containers && tmr_waiting_in(&a->states, pod_x(p)->init_status, pod_x(p)->ninit_status);
 }
 
 static bool tmr_pod_filter(plugin_handle *h, const tmr_args *a, const pod *p) {

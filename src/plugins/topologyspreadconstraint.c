@@ -149,13 +149,13 @@ static bool tsc_term_equal(const node_term *x, const node_term *y) {
 static bool tsc_required_affinity_equal(const pod *a, const pod *b) {
   if (!tsc_kvlist_equal(&a->node_selector, &b->node_selector))
     return false;
-  bool ra = a->node_affinity && a->node_affinity->has_required;
-  bool rb = b->node_affinity && b->node_affinity->has_required;
+  bool ra = pod_x(a)->node_affinity && pod_x(a)->node_affinity->has_required;
+  bool rb = pod_x(b)->node_affinity && pod_x(b)->node_affinity->has_required;
   if (ra != rb)
     return false;
   if (!ra)
     return true;
-  const node_affinity *x = a->node_affinity, *y = b->node_affinity;
+  const node_affinity *x = pod_x(a)->node_affinity, *y = pod_x(b)->node_affinity;
   if (x->nrequired != y->nrequired)
     return false;
   for (size_t i = 0; i < x->nrequired; i++) /* terms are ORed, but compared in order */
@@ -266,7 +266,7 @@ static int tsc_cmp_node_value(const void *a, const void *b) {
  * hasSelectorOrAffinity tests the Go map for nil, `nodeSelector: {}` counts as carrying one
  * (and `nodeAffinity: {}` as affinity). */
 static bool tsc_has_selector_or_affinity(const pod *p) {
-  return p->has_node_selector || p->node_affinity != NULL;
+  return p->has_node_selector || pod_x(p)->node_affinity != NULL;
 }
 
 static int tsc_cmp_domain_pod(const pod *a, const pod *b) {
@@ -504,12 +504,12 @@ static tsc_constraint *tsc_collect_constraints(tsc_state *st, pod **pods, size_t
   arena *a = st->h->scratch;
   size_t cap = 0, n = 0;
   for (size_t k = 0; k < npods; k++)
-    cap += pods[k]->nspread;
+    cap += pod_x(pods[k])->nspread;
   tsc_constraint *out = ARENA_NEWN(a, tsc_constraint, cap ? cap : 1);
   for (size_t k = 0; k < npods; k++) {
     const pod *p = pods[k];
-    for (size_t s = 0; s < p->nspread; s++) {
-      const spread_constraint *sc = &p->spread[s];
+    for (size_t s = 0; s < pod_x(p)->nspread; s++) {
+      const spread_constraint *sc = &pod_x(p)->spread[s];
       if (!str_list_contains(&st->args->constraints, sc->when_unsatisfiable))
         continue;
       if (sc->selector && sc->selector->invalid) {
