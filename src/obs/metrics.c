@@ -1,9 +1,13 @@
 /* metrics.c - in-memory Prometheus registry and text rendering; see metrics.h.
  *
  * Series are few (one per result x strategy x profile x namespace x node that actually
- * occurred), so they sit in plain arrays searched linearly. Label names are printed in
- * sorted order, as client_golang does. */
+ * occurred), so they sit in plain arrays searched linearly, except the evicted-pods counter:
+ * a Deployment at 5,000 nodes makes thousands of its series, and every eviction attempt that
+ * fails adds to one, so it has a hash index. Label names are printed in sorted order, as
+ * client_golang does. */
 #include "metrics.h"
+
+#include "../util/hash.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -38,7 +42,9 @@ static int g_enabled;
 static char *g_version;
 static double g_start_time;
 static counter_series *g_evicted;
-static size_t g_nevicted;
+static size_t g_nevicted, g_evicted_cap;
+static uint32_t *g_evicted_index; /* hash of the labels -> position + 1 (0: empty) */
+static size_t g_evicted_slots;    /* a power of two, at most half full */
 static unsigned long long g_loop_counts[NLOOP], g_loop_count;
 static double g_loop_sum;
 static strategy_series *g_strat;
@@ -63,30 +69,66 @@ void metrics_enable(const char *version) {
 
 int metrics_enabled(void) { return g_enabled; }
 
+/* the NUL after each label keeps ("ab", "c") apart from ("a", "bc") */
+static uint64_t labels_hash(const char *const labels[NLABELS]) {
+  uint64_t h = FNV1A_OFFSET;
+  for (int k = 0; k < NLABELS; k++)
+    h = fnv1a(h, labels[k], strlen(labels[k]) + 1);
+  return h;
+}
+
+/* Indexes every evicted-pods series again in a table twice the size (under g_lock). */
+static void evicted_reindex(void) {
+  free(g_evicted_index);
+  g_evicted_slots = g_evicted_slots ? 2 * g_evicted_slots : 64;
+  g_evicted_index = calloc(g_evicted_slots, sizeof *g_evicted_index);
+  if (!g_evicted_index)
+    abort();
+  for (size_t i = 0; i < g_nevicted; i++) {
+    size_t j = (size_t)labels_hash((const char *const *)g_evicted[i].labels) & (g_evicted_slots - 1);
+    while (g_evicted_index[j])
+      j = (j + 1) & (g_evicted_slots - 1);
+    g_evicted_index[j] = (uint32_t)(i + 1);
+  }
+}
+
 void metrics_pods_evicted(const char *result, const char *strategy, const char *profile,
                           const char *ns, const char *node) {
   if (!g_enabled)
     return;
   const char *want[NLABELS] = {ns, node, profile, result, strategy};
+  for (int k = 0; k < NLABELS; k++)
+    want[k] = want[k] ? want[k] : "";
+  uint64_t h = labels_hash(want);
   pthread_mutex_lock(&g_lock);
-  size_t i;
-  for (i = 0; i < g_nevicted; i++) {
+  if (!g_evicted_slots)
+    evicted_reindex();
+  size_t slot = (size_t)h & (g_evicted_slots - 1);
+  for (; g_evicted_index[slot]; slot = (slot + 1) & (g_evicted_slots - 1)) {
+    counter_series *c = &g_evicted[g_evicted_index[slot] - 1];
     int same = 1;
     for (int k = 0; k < NLABELS && same; k++)
-      same = strcmp(g_evicted[i].labels[k], want[k] ? want[k] : "") == 0;
-    if (same)
-      break;
+      same = strcmp(c->labels[k], want[k]) == 0;
+    if (same) {
+      c->value += 1;
+      pthread_mutex_unlock(&g_lock);
+      return;
+    }
   }
-  if (i == g_nevicted) {
-    g_evicted = realloc(g_evicted, (g_nevicted + 1) * sizeof *g_evicted);
+  if (g_nevicted == g_evicted_cap) {
+    g_evicted_cap = g_evicted_cap ? 2 * g_evicted_cap : 16;
+    g_evicted = realloc(g_evicted, g_evicted_cap * sizeof *g_evicted);
     if (!g_evicted)
       abort();
-    for (int k = 0; k < NLABELS; k++)
-      g_evicted[i].labels[k] = strdup(want[k] ? want[k] : "");
-    g_evicted[i].value = 0;
-    g_nevicted++;
   }
-  g_evicted[i].value += 1;
+  counter_series *c = &g_evicted[g_nevicted++];
+  for (int k = 0; k < NLABELS; k++)
+    c->labels[k] = strdup(want[k]);
+  c->value = 1;
+  if (2 * g_nevicted > g_evicted_slots)
+    evicted_reindex();
+  else
+    g_evicted_index[slot] = (uint32_t)g_nevicted;
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -435,7 +477,10 @@ void metrics_reset(void) {
       free(g_evicted[i].labels[k]);
   free(g_evicted);
   g_evicted = NULL;
-  g_nevicted = 0;
+  g_nevicted = g_evicted_cap = 0;
+  free(g_evicted_index);
+  g_evicted_index = NULL;
+  g_evicted_slots = 0;
   for (size_t i = 0; i < g_nstrat; i++) {
     free(g_strat[i].strategy);
     free(g_strat[i].profile);
