@@ -314,7 +314,7 @@ read:
   live_sink sink;
   live_sink_init(&sink, r->client, r->disc.policy_group_version, r->hostname, r->o->dry_run, &g_stop);
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
-  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec};
+  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, &g_stop};
   /* VMSafety's cooldown needs each move remembered on its VMI */
   move_recorder rec;
   eviction_sink *out = &sink.base;

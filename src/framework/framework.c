@@ -76,6 +76,7 @@ struct cycle {
   double *req_before;       /* with rec: requested percentages before the cycle, 3 per node */
   bool *req_has;
   const char *reject_why;   /* set by fw_reject_reason for the filter call under way */
+  bool stopping;            /* opt->stop was seen set: no more evictions this cycle */
   fw_result *out;
 };
 
@@ -541,6 +542,15 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   bool gate = cy->opt->evictions_in_background;
   char ref[512];
   pod_ref(p, ref, sizeof ref);
+  if (cy->opt->stop && *cy->opt->stop) {
+    /* the plugins stop as at the total limit: a cycle that went on asking would try (and
+     * log, and read again before the request) every pod left, long past the grace period */
+    if (!cy->stopping)
+      LOGV(0, NULL, "Stopping: this cycle requests no more evictions", LSTR("pod", ref));
+    cy->stopping = true;
+    note(h, p, DEC_LIMIT, "limits", "the descheduler was stopping");
+    return EVICT_LIMIT_TOTAL;
+  }
   if (!*p->uid) {
     LOGV(0, NULL, "Ignoring pod eviction due to missing UID", LSTR("pod", ref));
     return EVICT_FAILED;

@@ -17,6 +17,7 @@
 #include "../util/arena.h"
 #include "../util/err.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,9 @@ typedef struct {
   bool evictions_in_background; /* feature gate */
   int64_t now;                  /* seconds since epoch; ages are measured against it */
   struct decisions *decisions;  /* where to record every pod's outcome; NULL = not recorded */
+  /* set (by a signal handler) when the process is to stop: from then on the cycle tries no
+   * eviction, and its plugins stop as at the total limit; NULL = never */
+  const volatile sig_atomic_t *stop;
 } fw_options;
 
 /* One eviction or background request the cycle made, in order. */
