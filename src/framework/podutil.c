@@ -132,11 +132,12 @@ bool pod_matches_node_selector_and_affinity(const pod *p, const node *n) {
 
 int64_t pod_preferred_affinity_weight(const pod *p, const node *n) {
   int64_t w = 0;
-  if (!pod_x(p)->node_affinity)
+  const node_affinity *a = pod_x(p)->node_affinity;
+  if (!a)
     return 0;
-  for (size_t i = 0; i < pod_x(p)->node_affinity->npreferred; i++)
-    if (node_term_matches(&pod_x(p)->node_affinity->preferred[i].term, n))
-      w += pod_x(p)->node_affinity->preferred[i].weight;
+  for (size_t i = 0; i < a->npreferred; i++)
+    if (node_term_matches(&a->preferred[i].term, n))
+      w += a->preferred[i].weight;
   return w;
 }
 
@@ -153,12 +154,13 @@ static bool ns_in_term(const pod_affinity_term *t, const pod *owner, const char 
  * p does not fit, or NULL. A term whose labelSelector does not convert makes the node unfit
  * with the conversion error, as upstream's NodeFit returns it. */
 static const char *anti_affinity_conflict(plugin_handle *h, const pod *p, const node *n) {
-  if (!pod_x(p)->nanti_affinity)
+  const pod_extra *x = pod_x(p);
+  if (!x->nanti_affinity)
     return NULL;
   size_t count;
   pod **pods = fw_node_pods(h, n, true, &count);
-  for (size_t t = 0; t < pod_x(p)->nanti_affinity; t++) {
-    const pod_affinity_term *term = &pod_x(p)->anti_affinity[t];
+  for (size_t t = 0; t < x->nanti_affinity; t++) {
+    const pod_affinity_term *term = &x->anti_affinity[t];
     if (term->selector && term->selector->invalid)
       return term->selector->invalid;
     if (!kv_get(&n->labels, term->topology_key))

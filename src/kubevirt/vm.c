@@ -62,14 +62,15 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
              "delete it");
     return;
   }
-  out->vmi_name = pod_x(p)->kubevirt_domain;
-  const vmi_obj *v = model_find_vmi(m, p->ns, pod_x(p)->kubevirt_domain);
+  const char *domain = pod_x(p)->kubevirt_domain;
+  out->vmi_name = domain;
+  const vmi_obj *v = model_find_vmi(m, p->ns, domain);
   out->vmi = v;
   if (!v && m->vmis_complete) {
     out->effect = VM_EFFECT_REFUSED;
     snprintf(out->why, sizeof out->why,
              "kubevirt failed getting the vmi: virtualmachineinstances.kubevirt.io \"%s\" not found",
-             pod_x(p)->kubevirt_domain);
+             domain);
     return;
   }
   out->strategy = kubevirt_vmi_strategy(m, v, &out->source);
@@ -95,7 +96,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
     out->effect = VM_EFFECT_REFUSED;
     snprintf(out->why, sizeof out->why,
              "VMI %s is configured with an eviction strategy but is not live-migratable",
-             pod_x(p)->kubevirt_domain);
+             domain);
     return;
   }
   if (!strcmp(out->strategy, "LiveMigrateIfPossible") && !migratable) {
@@ -115,7 +116,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
   if (v && *v->evacuation_node) {
     snprintf(out->why, sizeof out->why,
              "Evacuation in progress: Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-             pod_x(p)->kubevirt_domain);
+             domain);
     return;
   }
   if (v && strcmp(v->node_name, p->node_name) != 0) {
@@ -124,7 +125,7 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
     return;
   }
   snprintf(out->why, sizeof out->why, "Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-           pod_x(p)->kubevirt_domain);
+           domain);
 }
 
 /* ---------- migrations in flight ---------- */

@@ -127,10 +127,6 @@ enum {
 
 typedef struct node node;
 
-/* Fields are laid out for size (pointers, then 64-bit times, then counts, then narrow
- * fields and flags): a cluster has 150,000 of these. The arrays of pods that share them
- * (labels, owners, tolerations, requests, images, container statuses) are one shared copy
- * (model_share): never write through these pointers. */
 /* What few pods have, kept apart so that the pod struct stays small: a pod with none of it
  * has pod.extra NULL, and pod_x() gives every pod a view of it (all empty for those). */
 typedef struct {
@@ -145,6 +141,10 @@ typedef struct {
   uint32_t nanti_affinity, nspread, ninit_status, nephemeral_status, npvc;
 } pod_extra;
 
+/* Fields are laid out for size (pointers, then 64-bit times, then counts, then narrow
+ * fields and flags): a cluster has 150,000 of these. The arrays of pods that share them
+ * (labels, owners, tolerations, requests, images, container statuses) are one shared copy
+ * (model_share): never write through these pointers. */
 typedef struct pod {
   const char *ns, *name, *uid; /* ns interned; name and uid the pod's own copies */
   const char *node_name;       /* interned, "" if unbound */

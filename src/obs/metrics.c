@@ -8,6 +8,7 @@
 #include "metrics.h"
 
 #include "../util/hash.h"
+#include "../util/xalloc.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -115,12 +116,7 @@ void metrics_pods_evicted(const char *result, const char *strategy, const char *
       return;
     }
   }
-  if (g_nevicted == g_evicted_cap) {
-    g_evicted_cap = g_evicted_cap ? 2 * g_evicted_cap : 16;
-    g_evicted = realloc(g_evicted, g_evicted_cap * sizeof *g_evicted);
-    if (!g_evicted)
-      abort();
-  }
+  g_evicted = xgrow(g_evicted, g_nevicted, &g_evicted_cap, sizeof *g_evicted);
   counter_series *c = &g_evicted[g_nevicted++];
   for (int k = 0; k < NLABELS; k++)
     c->labels[k] = strdup(want[k]);

@@ -294,26 +294,27 @@ static bool storage_class_protected(const de_args *a, const char *sc) {
 
 /* PodsWithPVC: any PVC volume, or with protectedStorageClasses only claims of those classes */
 static void check_pvc(const model *m, const de_args *a, const pod *p, strbuf *fails, int *n) {
-  if (!pod_x(p)->npvc)
+  const pod_extra *x = pod_x(p);
+  if (!x->npvc)
     return;
   if (!a->pod_protections.protected_storage_classes.n) {
     add_error(fails, n, "pod with PVC is protected against eviction");
     return;
   }
   char buf[512];
-  for (size_t i = 0; i < pod_x(p)->npvc; i++) {
-    const pvc_obj *c = model_find_pvc(m, p->ns, pod_x(p)->pvc_claims[i]);
+  for (size_t i = 0; i < x->npvc; i++) {
+    const pvc_obj *c = model_find_pvc(m, p->ns, x->pvc_claims[i]);
     if (!c) {
       snprintf(buf, sizeof buf,
                "failed to get persistent volume claim \"%s\"/\"%s\": persistentvolumeclaim \"%s\" "
                "not found",
-               p->ns, pod_x(p)->pvc_claims[i], pod_x(p)->pvc_claims[i]);
+               p->ns, x->pvc_claims[i], x->pvc_claims[i]);
       add_error(fails, n, buf);
       return;
     }
     if (!*c->storage_class) {
       snprintf(buf, sizeof buf, "failed to resolve storage class for pod \"%s\"/\"%s\"", p->ns,
-               pod_x(p)->pvc_claims[i]);
+               x->pvc_claims[i]);
       add_error(fails, n, buf);
       return;
     }

@@ -103,14 +103,15 @@ static bool statuses_match_states(const str_list *states, const container_status
 }
 
 static bool matches_states(const plt_args *a, const pod *p) {
-  if (reason_in(&a->states, pod_phase_name(p->phase)) || reason_in(&a->states, pod_x(p)->status_reason))
+  const pod_extra *x = pod_x(p);
+  if (reason_in(&a->states, pod_phase_name(p->phase)) || reason_in(&a->states, x->status_reason))
     return true;
   if (statuses_match_states(&a->states, p->container_status, p->ncontainer_status))
     return true;
-  if (a->init_containers && statuses_match_states(&a->states, pod_x(p)->init_status, pod_x(p)->ninit_status))
+  if (a->init_containers && statuses_match_states(&a->states, x->init_status, x->ninit_status))
     return true;
   if (a->ephemeral_containers &&
-      statuses_match_states(&a->states, pod_x(p)->ephemeral_status, pod_x(p)->nephemeral_status))
+      statuses_match_states(&a->states, x->ephemeral_status, x->nephemeral_status))
     return true;
   return false;
 }

@@ -43,21 +43,9 @@ static int rd_validate(const void *vargs, dserr *err) {
   return errlist_finish(&e, err);
 }
 
-/* ---------- growing arrays and tables on the heap ----------
- * The tables below grow by doubling while the nodes are scanned (tens of thousands of owner
- * keys at 150,000 pods): on the heap the old generation is freed at once, where the cycle's
- * arena would keep every one until the cycle ends. rd_run frees them. */
-
-/* items with room for n + 1 elements of size bytes; elements added by growing are zeroed */
-static void *rd_grow(void *items, size_t n, size_t *cap, size_t size) {
-  if (n < *cap)
-    return items;
-  size_t ncap = *cap ? *cap * 2 : 16;
-  items = xrealloc(items, ncap * size);
-  memset((char *)items + *cap * size, 0, (ncap - *cap) * size);
-  *cap = ncap;
-  return items;
-}
+/* The arrays and tables below grow by doubling while the nodes are scanned (tens of thousands
+ * of owner keys at 150,000 pods): on the heap (xgrow, xcalloc) each old generation is freed at
+ * once, where the cycle's arena would keep every one until the cycle ends. rd_run frees them. */
 
 /* ---------- a string -> index map ---------- */
 
@@ -238,7 +226,7 @@ static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
   size_t idx = rd_tget(&o->index, key, 4);
   if (idx != SIZE_MAX)
     return idx;
-  o->items = rd_grow(o->items, o->n, &o->cap, sizeof *o->items);
+  o->items = xgrow(o->items, o->n, &o->cap, sizeof *o->items);
   o->items[o->n] = (rd_owner){ns, ref->kind, ref->name, images_hash, 0, NULL, 0, 0};
   rd_tput(o->a, &o->index, key, 4, o->n);
   return o->n++;
@@ -347,7 +335,7 @@ static const rd_images *rd_images_of(rd_sigs *g, const pod *p) {
     sb_printf(&sb, "%s%s", k ? "#" : "", sorted[k]);
   const char *hash = rd_canon(g->a, &g->texts, sb_str(&sb));
   sb_free(&sb);
-  g->img = rd_grow(g->img, g->nimg, &g->capimg, sizeof *g->img);
+  g->img = xgrow(g->img, g->nimg, &g->capimg, sizeof *g->img);
   g->img[g->nimg] = (rd_images){sorted, p->nimages, hash};
   rd_tput(g->a, &g->images, key, 2, g->nimg);
   return &g->img[g->nimg++];
@@ -366,7 +354,7 @@ static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
   size_t n = p->nowners * im->n;
   /* the tuple is built in a buffer of the run's (rd_tput copies it when it is new) */
   while (g->keycap < 1 + 3 * n)
-    g->key = rd_grow(g->key, g->keycap, &g->keycap, sizeof *g->key);
+    g->key = xgrow(g->key, g->keycap, &g->keycap, sizeof *g->key);
   const void **key = g->key;
   key[0] = p->ns;
   uintptr_t *t = (uintptr_t *)(key + 1);
@@ -399,11 +387,11 @@ static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const po
   size_t first = g->nowner_keys;
   for (size_t o = 0; o < p->nowners; o++) {
     size_t idx = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
-    g->owner_keys = rd_grow(g->owner_keys, g->nowner_keys, &g->capowner_keys,
+    g->owner_keys = xgrow(g->owner_keys, g->nowner_keys, &g->capowner_keys,
                             sizeof *g->owner_keys);
     g->owner_keys[g->nowner_keys++] = idx;
   }
-  g->keys = rd_grow(g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
+  g->keys = xgrow(g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
   g->keys[g->nkeys] = (rd_pod_keys){rd_signature(g, p, im), first, p->nowners};
   rd_mput(&g->memo, memo, g->nkeys);
   return &g->keys[g->nkeys++];
@@ -412,7 +400,7 @@ static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const po
 /* true when the signature was already seen on node `index` (and marks it seen there) */
 static bool rd_seen_on(rd_sigs *g, size_t sig, size_t index) {
   while (sig >= g->seen_cap) /* new entries come zeroed: never seen */
-    g->seen_on = rd_grow(g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
+    g->seen_on = xgrow(g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
   if (g->seen_on[sig] == index + 1)
     return true;
   g->seen_on[sig] = index + 1;

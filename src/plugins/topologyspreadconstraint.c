@@ -149,13 +149,13 @@ static bool tsc_term_equal(const node_term *x, const node_term *y) {
 static bool tsc_required_affinity_equal(const pod *a, const pod *b) {
   if (!tsc_kvlist_equal(&a->node_selector, &b->node_selector))
     return false;
-  bool ra = pod_x(a)->node_affinity && pod_x(a)->node_affinity->has_required;
-  bool rb = pod_x(b)->node_affinity && pod_x(b)->node_affinity->has_required;
+  const node_affinity *x = pod_x(a)->node_affinity, *y = pod_x(b)->node_affinity;
+  bool ra = x && x->has_required;
+  bool rb = y && y->has_required;
   if (ra != rb)
     return false;
   if (!ra)
     return true;
-  const node_affinity *x = pod_x(a)->node_affinity, *y = pod_x(b)->node_affinity;
   if (x->nrequired != y->nrequired)
     return false;
   for (size_t i = 0; i < x->nrequired; i++) /* terms are ORed, but compared in order */
@@ -508,8 +508,9 @@ static tsc_constraint *tsc_collect_constraints(tsc_state *st, pod **pods, size_t
   tsc_constraint *out = ARENA_NEWN(a, tsc_constraint, cap ? cap : 1);
   for (size_t k = 0; k < npods; k++) {
     const pod *p = pods[k];
-    for (size_t s = 0; s < pod_x(p)->nspread; s++) {
-      const spread_constraint *sc = &pod_x(p)->spread[s];
+    const pod_extra *x = pod_x(p);
+    for (size_t s = 0; s < x->nspread; s++) {
+      const spread_constraint *sc = &x->spread[s];
       if (!str_list_contains(&st->args->constraints, sc->when_unsatisfiable))
         continue;
       if (sc->selector && sc->selector->invalid) {

@@ -184,8 +184,8 @@ void decisions_finish(decisions *d) {
   d->finished = true;
   dec_event *last = NULL;
   struct {
-    const char *category; /* interned */
-    dec_event *event;
+    const char *category, *reason; /* both interned */
+    dec_event *event;              /* the one its pods share */
   } seen[8];
   size_t nseen = 0;
   strbuf sb = {0};
@@ -216,12 +216,11 @@ void decisions_finish(decisions *d) {
         if (nseen == sizeof seen / sizeof seen[0]) /* more categories than plugins make */
           k = --nseen;
         seen[k].category = c;
+        seen[k].reason = str(d, sb_str(&sb));
         seen[k].event = NULL;
-        not_considered(d, dp, &seen[k].event, str(d, sb_str(&sb)));
         nseen++;
-      } else {
-        not_considered(d, dp, &seen[k].event, seen[k].event->reason);
       }
+      not_considered(d, dp, &seen[k].event, seen[k].reason);
       continue;
     } else {
       sb_append(&sb, "no enabled plugin selected it");

@@ -26,6 +26,16 @@ void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1), n); }
 
 char *xstrdup(const char *s) { return s ? check(strdup(s), strlen(s) + 1) : NULL; }
 
+void *xgrow(void *items, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return items;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  items = xrealloc(items, ncap * size);
+  memset((char *)items + *cap * size, 0, (ncap - *cap) * size);
+  *cap = ncap;
+  return items;
+}
+
 void xrelease(void) {
 #ifdef __GLIBC__
   malloc_trim(0);

@@ -12,6 +12,11 @@ void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/* items (xmalloc'd, or NULL) with room for n + 1 elements of size bytes: the capacity *cap
+ * doubles (from 8) when n reaches it, and the elements added come zeroed (arena_grow's twin
+ * for arrays that are freed on their own). */
+void *xgrow(void *items, size_t n, size_t *cap, size_t size);
+
 /* Gives the memory freed so far back to the system where the allocator keeps it (glibc:
  * malloc_trim, which also empties the arenas other threads used); nothing elsewhere. For
  * after a phase that freed much, such as decoding a cluster. */

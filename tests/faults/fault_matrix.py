@@ -207,11 +207,11 @@ def row(name, rules, expect, oneshot=True, loop=True, when="start", special=None
     """expect: [(regex, low, high)] lines that must appear low..high times (high None: any);
     watch_expect: the same for the loop on the watch cache (default: expect, failed lists as the
     cache names them); a stale cache's refused eviction is allowed once in either case."""
+    named = watch_expect if watch_expect is not None else on_cache(expect)
     return {"name": name, "rules": rules, "expect": expect, "oneshot": oneshot, "loop": loop,
             "when": when, "special": special, "oneshot_exit": oneshot_exit,
             "oneshot_expect": oneshot_expect, "watch": watch,
-            "watch_named": watch_expect if watch_expect is not None else on_cache(expect),
-            "watch_expect": stale_cache_refusal(watch_expect if watch_expect is not None else on_cache(expect))}
+            "watch_named": named, "watch_expect": stale_cache_refusal(named)}
 
 
 ROWS = [
