@@ -676,14 +676,14 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
 /* ---------- the cycle ---------- */
 
 void fw_node_request_pcts(const node *n, double pct[3], bool has[3]) {
-  static const char *const names[3] = {"cpu", "memory", "pods"};
+  static const char *const names[3] = {RES_CPU, RES_MEMORY, RES_PODS};
   int64_t used[3] = {0, 0, 0};
   for (size_t i = 0; i < n->npods; i++) {
     const pod *p = n->pods[i];
     if (p->evicted || p->leaving || pod_is_terminal(p))
       continue;
-    used[0] += res_get(&p->requests, "cpu", NULL);
-    used[1] += res_get(&p->requests, "memory", NULL);
+    used[0] += res_get(&p->requests, RES_CPU, NULL);
+    used[1] += res_get(&p->requests, RES_MEMORY, NULL);
     used[2] += 1;
   }
   used[1] = quantity_units(used[1]);

@@ -195,13 +195,13 @@ const char *node_fit(plugin_handle *h, const pod *p, const node *n) {
     return NULL;
   /* resources: remaining = allocatable - requests of the node's non-terminal pods */
   bool found;
-  int64_t pods_alloc = quantity_units(res_get(&n->allocatable, "pods", &found));
+  int64_t pods_alloc = quantity_units(res_get(&n->allocatable, RES_PODS, &found));
   int64_t pods_left = pods_alloc - fw_node_pod_count(h, n);
   if (pods_left <= 0)
     return "insufficient pods";
   for (size_t i = 0; i < p->requests.n; i++) {
     const res_q *r = &p->requests.items[i];
-    if (!strcmp(r->name, "pods"))
+    if (r->name == RES_PODS || !strcmp(r->name, RES_PODS))
       continue;
     int64_t alloc = res_get(&n->allocatable, r->name, &found);
     if (!found && !basic_resource(r->name))

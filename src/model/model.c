@@ -28,12 +28,24 @@ int64_t res_get(const res_list *list, const char *name, bool *found) {
   return 0;
 }
 
+const char RES_CPU[] = "cpu", RES_MEMORY[] = "memory", RES_PODS[] = "pods";
+
+const char *res_name(const char *name) {
+  return strcmp(name, RES_CPU) == 0      ? RES_CPU
+         : strcmp(name, RES_MEMORY) == 0 ? RES_MEMORY
+         : strcmp(name, RES_PODS) == 0   ? RES_PODS
+                                         : name;
+}
+
 model *model_new(void) {
   model *m = calloc(1, sizeof *m);
   if (!m)
     abort();
   m->mem = arena_new(1 << 20);
   m->strings = intern_new();
+  intern_seed(m->strings, RES_CPU);
+  intern_seed(m->strings, RES_MEMORY);
+  intern_seed(m->strings, RES_PODS);
   m->keep_pod_conditions = true;
   m->kubevirt.parallel_per_cluster = -1;
   m->kubevirt.parallel_outbound_per_node = -1;

@@ -33,6 +33,13 @@ typedef struct {
 /* The quantity of name in list (0 if absent); *found tells whether it was present. */
 int64_t res_get(const res_list *list, const char *name, bool *found);
 
+/* The model's own copies of the resource names every cycle looks up: a model's string table
+ * is seeded with them (model_new), so a decoded "cpu" is RES_CPU and res_get finds it by
+ * pointer, without comparing text. */
+extern const char RES_CPU[], RES_MEMORY[], RES_PODS[];
+/* RES_CPU, RES_MEMORY or RES_PODS when name spells one of them, else name. */
+const char *res_name(const char *name);
+
 typedef struct {
   const char *key, *value, *effect; /* effect: "NoSchedule", "PreferNoSchedule", "NoExecute" */
 } taint;

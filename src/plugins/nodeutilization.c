@@ -13,10 +13,10 @@
 void nu_resources_init(nu_resources *r, const pct_map *thresholds, bool only_thresholds) {
   r->n = 0;
   for (size_t i = 0; i < thresholds->n && r->n < NU_MAX_RES - 3; i++)
-    r->names[r->n++] = thresholds->keys[i];
+    r->names[r->n++] = res_name(thresholds->keys[i]); /* found by pointer (model.h) */
   if (only_thresholds)
     return;
-  static const char *basic[] = {"cpu", "memory", "pods"};
+  static const char *basic[] = {RES_CPU, RES_MEMORY, RES_PODS};
   for (size_t b = 0; b < 3; b++)
     if (nu_index(r, basic[b]) < 0)
       r->names[r->n++] = basic[b];
@@ -79,9 +79,9 @@ static int metrics_api_node_usage(const nu_resources *r, nu_node *nn, dserr *err
     if (strcmp(name, "pods") == 0)
       nn->usage[j] = (int64_t)nn->npods;
     else if (is_cpu(name))
-      nn->usage[j] = res_get(nd->actual, "cpu", NULL);
+      nn->usage[j] = res_get(nd->actual, RES_CPU, NULL);
     else if (strcmp(name, "memory") == 0)
-      nn->usage[j] = quantity_units(res_get(nd->actual, "memory", NULL));
+      nn->usage[j] = quantity_units(res_get(nd->actual, RES_MEMORY, NULL));
     else
       return dserr_set(err, "unable to find \"%s\" resource for collected \"%s\" node metric",
                        name, nd->name);

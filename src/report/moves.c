@@ -14,15 +14,15 @@ typedef struct {
 
 static void node_room(const node *n, room *r) {
   const res_list *cap = n->allocatable.n ? &n->allocatable : &n->capacity;
-  r->cpu = res_get(cap, "cpu", &r->has_cpu);
-  r->mem = res_get(cap, "memory", &r->has_mem);
-  r->pods = res_get(cap, "pods", &r->has_pods) / 1000;
+  r->cpu = res_get(cap, RES_CPU, &r->has_cpu);
+  r->mem = res_get(cap, RES_MEMORY, &r->has_mem);
+  r->pods = res_get(cap, RES_PODS, &r->has_pods) / 1000;
   for (size_t i = 0; i < n->npods; i++) {
     const pod *p = n->pods[i];
     if (p->evicted || p->leaving || pod_is_terminal(p))
       continue;
-    r->cpu -= res_get(&p->requests, "cpu", NULL);
-    r->mem -= res_get(&p->requests, "memory", NULL);
+    r->cpu -= res_get(&p->requests, RES_CPU, NULL);
+    r->mem -= res_get(&p->requests, RES_MEMORY, NULL);
     r->pods -= 1;
   }
 }
@@ -31,9 +31,9 @@ static bool fits(const pod *p, const node *n, const room *r) {
   if (!n->ready || n->unschedulable || !pod_matches_node_selector_and_affinity(p, n) ||
       !pod_tolerates_node_scheduling_taints(p, n))
     return false;
-  if (r->has_cpu && res_get(&p->requests, "cpu", NULL) > r->cpu)
+  if (r->has_cpu && res_get(&p->requests, RES_CPU, NULL) > r->cpu)
     return false;
-  if (r->has_mem && res_get(&p->requests, "memory", NULL) > r->mem)
+  if (r->has_mem && res_get(&p->requests, RES_MEMORY, NULL) > r->mem)
     return false;
   return !r->has_pods || r->pods >= 1;
 }
@@ -62,8 +62,8 @@ planned_move *report_moves(const model *m, const fw_result *res, size_t *count) 
       continue;
     }
     mv->to = m->nodes.items[best];
-    rooms[best].cpu -= res_get(&p->requests, "cpu", NULL);
-    rooms[best].mem -= res_get(&p->requests, "memory", NULL);
+    rooms[best].cpu -= res_get(&p->requests, RES_CPU, NULL);
+    rooms[best].mem -= res_get(&p->requests, RES_MEMORY, NULL);
     rooms[best].pods -= 1;
   }
   free(rooms);

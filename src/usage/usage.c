@@ -178,9 +178,9 @@ static void collect(usage_live *u) {
     for (size_t i = 0; i < tmp->node_metrics.n; i++) {
       const node_metrics_obj *nm = tmp->node_metrics.items[i];
       smoothed *s = smoothed_find(u, sorted, nm->name);
-      s->cpu_milli = weighted(s->sampled, s->cpu_milli, res_get(&nm->usage, "cpu", NULL));
+      s->cpu_milli = weighted(s->sampled, s->cpu_milli, res_get(&nm->usage, RES_CPU, NULL));
       s->memory_bytes = weighted(s->sampled, s->memory_bytes,
-                                 quantity_units(res_get(&nm->usage, "memory", NULL)));
+                                 quantity_units(res_get(&nm->usage, RES_MEMORY, NULL)));
       s->sampled = true;
     }
     if (u->nsmoothed > sorted)

@@ -103,6 +103,21 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
 
 const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strlen(s)); }
 
+void intern_seed(intern_table *t, const char *s) {
+  size_t len = strlen(s);
+  uint32_t h = hash_bytes(s, len);
+  size_t i = h & (t->cap - 1);
+  while (t->slots[i]) {
+    if (t->hashes[i] == h && strcmp(t->slots[i], s) == 0)
+      return; /* seeded already: the first copy stays */
+    i = (i + 1) & (t->cap - 1);
+  }
+  t->slots[i] = s;
+  t->hashes[i] = h;
+  if (++t->count * 2 > t->cap)
+    grow(t);
+}
+
 size_t intern_count(const intern_table *t) { return t->count; }
 
 size_t intern_bytes(const intern_table *t) {

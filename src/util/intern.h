@@ -16,6 +16,10 @@ void intern_free(intern_table *t);
 /* Returns the one stored copy of (s, len). Borrowed from the table. */
 const char *intern_n(intern_table *t, const char *s, size_t len);
 const char *intern(intern_table *t, const char *s);
+/* Makes s, a string the caller keeps alive for the table's life (a static one), the table's
+ * copy of its text: interning that text returns s itself, so a caller holding s finds it by
+ * pointer. Call it on an empty table (a front asks its parent, so seed the parent). */
+void intern_seed(intern_table *t, const char *s);
 /* A table for one thread in front of `parent`, which other threads intern into too (each
  * through a front of its own): a string it has not seen is interned into the parent under
  * the parent's lock, and the parent's copy is returned and remembered. Its strings are thus
