@@ -123,7 +123,8 @@ static int list_pages(kube_client *c, const char *path, const char *what, int pa
     dserr_prefix(err, "failed to list %s", path);
     return st.expired ? KUBE_READ_EXPIRED : -1;
   }
-  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", st.items));
+  LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", st.items),
+       LUINT("pages", st.pages));
   return 0;
 }
 
