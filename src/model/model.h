@@ -149,28 +149,23 @@ typedef struct {
 } pod_extra;
 
 /* Fields are laid out for size (pointers, then 64-bit times, then counts, then narrow
- * fields and flags): a cluster has 150,000 of these. The arrays of pods that share them
- * (labels, owners, tolerations, requests, images, container statuses) are one shared copy
- * (model_share): never write through these pointers. */
+ * fields and flags), in two groups: first what a cycle reads of every pod (the filters,
+ * nodeFit, RemoveDuplicates' keys, the node sums: 128 bytes), then the rest, so that a pass
+ * over 150,000 pods touches two or three cache lines of each rather than all four. The
+ * arrays of pods that share them (labels, owners, tolerations, requests, images, container
+ * statuses) are one shared copy (model_share): never write through these pointers. */
 typedef struct pod {
-  const char *ns, *name, *uid; /* ns interned; name and uid the pod's own copies */
+  const char *ns;              /* interned */
   const char *node_name;       /* interned, "" if unbound */
   node *node;                  /* NULL if unbound or bound to a node not in the model */
   const pod_extra *extra;      /* NULL when the pod has none of it: read it with pod_x() */
-  int64_t creation, deletion, start_time; /* seconds since epoch */
+  owner_ref *owners;
+  const char **images; /* regular containers, in order */
+  toleration *tolerations;
   kvlist labels;
   kvlist node_selector;
   res_list requests; /* effective pod requests, as component-helpers' resource.PodRequests */
-  owner_ref *owners;
-  const char **request_keys;    /* resources named in any regular or init container's requests */
-  const char **images;          /* regular containers, in order */
-  toleration *tolerations;
-  container_status *container_status;
-  pod_condition *conditions;
-  /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
-  const struct pod_metrics_obj *metrics;
-  uint32_t nowners, nrequest_keys, nimages, ntolerations;
-  uint32_t ncontainer_status, nconditions;
+  uint32_t nowners, nimages, ntolerations;
   int32_t priority;
   uint32_t annotations; /* ANN_* bits */
   uint8_t phase;        /* a pod_phase */
@@ -183,6 +178,15 @@ typedef struct pod {
   /* per-cycle state, owned by the framework */
   bool evicted : 1; /* evicted by this cycle: gone for the rest of it */
   bool leaving : 1; /* eviction requested in background (live migration); reports only */
+  /* the rest */
+  const char *name, *uid;                 /* the pod's own copies */
+  int64_t creation, deletion, start_time; /* seconds since epoch */
+  const char **request_keys; /* resources named in any regular or init container's requests */
+  container_status *container_status;
+  pod_condition *conditions;
+  /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
+  const struct pod_metrics_obj *metrics;
+  uint32_t nrequest_keys, ncontainer_status, nconditions;
 } pod;
 
 extern const pod_extra pod_extra_none;
