@@ -151,7 +151,7 @@ typedef struct {
 /* Fields are laid out for size (pointers, then 64-bit times, then counts, then narrow
  * fields and flags), in two groups: first what a cycle reads of every pod (the filters,
  * nodeFit, RemoveDuplicates' keys, the node sums: 128 bytes), then the rest, so that a pass
- * over 150,000 pods touches two or three cache lines of each rather than all four. The
+ * over 150,000 pods touches two or three cache lines of each rather than four or five. The
  * arrays of pods that share them (labels, owners, tolerations, requests, images, container
  * statuses) are one shared copy (model_share): never write through these pointers. */
 typedef struct pod {
