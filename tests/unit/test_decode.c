@@ -119,6 +119,57 @@ static void test_page_skips_bad_objects(void **state) {
   model_free(m);
 }
 
+/* The resource names every cycle looks up are the model's seeded copies (model.h, RES_CPU):
+ * a decoded "cpu" is RES_CPU itself, found by pointer, also through a second thread's front of
+ * the table; a name spelled otherwise is not taken for one. */
+static void test_resource_names_by_pointer(void **state) {
+  (void)state;
+  const char *page =
+      "{\"kind\":\"List\",\"items\":["
+      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":"
+      "{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},"
+      "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":"
+      "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+      "{\"requests\":{\"cpu\":\"250m\",\"memory\":\"1Gi\",\"cpus\":\"1\"}}}]}}]}";
+  model *m = model_new();
+  char *next = NULL;
+  size_t count = 0;
+  dserr err;
+  assert_int_equal(decode_list_page(m, "page", page, strlen(page), NULL, &next, &count, &err), 0);
+  assert_int_equal(m->pods.n, 1);
+  const res_list *req = &m->pods.items[0]->requests;
+  int seen = 0;
+  for (size_t i = 0; i < req->n; i++) {
+    if (strcmp(req->items[i].name, "cpu") == 0) {
+      assert_ptr_equal(req->items[i].name, RES_CPU);
+      seen++;
+    } else if (strcmp(req->items[i].name, "memory") == 0) {
+      assert_ptr_equal(req->items[i].name, RES_MEMORY);
+      seen++;
+    } else {
+      assert_string_equal(req->items[i].name, "cpus");
+      assert_ptr_not_equal(req->items[i].name, RES_CPU);
+    }
+  }
+  assert_int_equal(seen, 2);
+  bool found;
+  assert_int_equal(res_get(req, RES_CPU, &found), 250);
+  assert_true(found);
+  assert_int_equal(res_get(&m->nodes.items[0]->allocatable, RES_PODS, &found), 110000);
+  assert_true(found);
+  /* a front of the table, as a second decoding thread uses, hands out the same copies */
+  intern_table *front = intern_new_front(m->strings);
+  assert_ptr_equal(intern(front, "memory"), RES_MEMORY);
+  assert_ptr_equal(intern(front, "pods"), RES_PODS);
+  intern_free(front);
+  /* the policy's spelling of a name becomes the model's copy */
+  char policy_name[] = "cpu";
+  assert_ptr_equal(res_name(policy_name), RES_CPU);
+  assert_ptr_equal(res_name("gpu"), res_name("gpu"));
+  assert_string_equal(res_name("gpu"), "gpu");
+  model_free(m);
+}
+
 /* ---------- a large snapshot decoded by two threads ---------- */
 
 /* A list of nodes, pods (with managedFields and conditions: lists of maps inside items, where a
@@ -249,6 +300,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bare_number_too_large),
       cmocka_unit_test(test_page_skips_bad_objects),
+      cmocka_unit_test(test_resource_names_by_pointer),
       cmocka_unit_test(test_split_decode_same_model),
       cmocka_unit_test(test_split_decode_falls_back),
   };
