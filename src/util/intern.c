@@ -78,14 +78,27 @@ static void grow(intern_table *t) {
   t->cap = ncap;
 }
 
+/* The slot holding (s, len), or the empty slot where it goes. */
+static size_t probe(const intern_table *t, const char *s, size_t len, uint32_t h) {
+  size_t i = h & (t->cap - 1);
+  while (t->slots[i] &&
+         !(t->hashes[i] == h && strncmp(t->slots[i], s, len) == 0 && t->slots[i][len] == 0))
+    i = (i + 1) & (t->cap - 1);
+  return i;
+}
+
+static void store(intern_table *t, size_t i, const char *copy, uint32_t h) {
+  t->slots[i] = copy;
+  t->hashes[i] = h;
+  if (++t->count * 2 > t->cap)
+    grow(t);
+}
+
 const char *intern_n(intern_table *t, const char *s, size_t len) {
   uint32_t h = hash_bytes(s, len);
-  size_t i = h & (t->cap - 1);
-  while (t->slots[i]) {
-    if (t->hashes[i] == h && strncmp(t->slots[i], s, len) == 0 && t->slots[i][len] == 0)
-      return t->slots[i];
-    i = (i + 1) & (t->cap - 1);
-  }
+  size_t i = probe(t, s, len, h);
+  if (t->slots[i])
+    return t->slots[i];
   const char *copy;
   if (t->parent) {
     pthread_mutex_lock(&t->parent->lock);
@@ -94,10 +107,7 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
   } else {
     copy = arena_strndup(t->mem, s, len);
   }
-  t->slots[i] = copy;
-  t->hashes[i] = h;
-  if (++t->count * 2 > t->cap)
-    grow(t);
+  store(t, i, copy, h);
   return copy;
 }
 
@@ -106,16 +116,9 @@ const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strle
 void intern_seed(intern_table *t, const char *s) {
   size_t len = strlen(s);
   uint32_t h = hash_bytes(s, len);
-  size_t i = h & (t->cap - 1);
-  while (t->slots[i]) {
-    if (t->hashes[i] == h && strcmp(t->slots[i], s) == 0)
-      return; /* seeded already: the first copy stays */
-    i = (i + 1) & (t->cap - 1);
-  }
-  t->slots[i] = s;
-  t->hashes[i] = h;
-  if (++t->count * 2 > t->cap)
-    grow(t);
+  size_t i = probe(t, s, len, h);
+  if (!t->slots[i]) /* seeded already: the first copy stays */
+    store(t, i, s, h);
 }
 
 size_t intern_count(const intern_table *t) { return t->count; }
