@@ -172,6 +172,16 @@ class SimProcess:
             raise AssertionError("control %s %s -> %d %s" % (method, what, code, data))
         return data
 
+    def settled_journal(self, timeout=10.0, watches=True):
+        """The journal once no request is being served (watches=False: none but open watches).
+        A request is journalled after its answer is sent, so its client can read the journal
+        before the entry is there."""
+        def settled():
+            j = self.control("GET", "journal")
+            busy = j["inFlight"] - (0 if watches else j["inFlightWatches"])
+            return j if busy <= 0 else None
+        return self.wait_for(settled, timeout, "the journal to settle")["items"]
+
     def launcher(self, ns, vmi_name):
         """The current (non-terminal) launcher pod of a VMI."""
         pods = self.obj("/api/v1/namespaces/%s/pods?labelSelector=vm.kubevirt.io/name%%3D%s" % (ns, vmi_name))

@@ -105,7 +105,7 @@ class Faults(unittest.TestCase):
         self.sim.get("/api/v1/pods?limit=3")
         pod = self.sim.obj("/api/v1/namespaces/shop/pods")["items"][0]["metadata"]["name"]
         self.sim.evict("shop", pod)
-        items = self.sim.control("GET", "journal")["items"]
+        items = self.sim.settled_journal()
         self.assertEqual([(e["method"], e["path"], e["status"]) for e in items[:2]],
                          [("GET", "/api/v1/nodes", 503), ("GET", "/api/v1/pods", 200)])
         self.assertEqual((items[0]["fault"], items[0]["outcome"]), ("status=503", "sent"))

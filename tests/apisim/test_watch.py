@@ -210,7 +210,7 @@ class WatchFaults(unittest.TestCase):
         self.assertTrue(w.done.wait(5), "the stream ends after the error")
         self.assertEqual([e["type"] for e in w.events], ["ADDED", "ERROR"])
         self.assertEqual(w.events[1]["object"]["code"], 410)
-        journal = self.sim.obj("/_sim/journal")["items"]
+        journal = self.sim.settled_journal()
         self.assertEqual([e["outcome"] for e in journal if "watch=true" in e["query"]], ["expired"])
 
     def test_cut_after_one_event(self):
