@@ -4,13 +4,14 @@
 
 #include "../util/timeutil.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* the label kubevirt.io=virt-launcher, which decode keeps as a bit of the pod */
 bool kubevirt_is_launcher(const pod *p) {
-  const char *app = kv_get(&p->labels, "kubevirt.io");
-  return app && strcmp(app, "virt-launcher") == 0;
+  return p->launcher_label;
 }
 
 const char *kubevirt_effect_name(vm_effect e) {
@@ -46,8 +47,22 @@ const char *kubevirt_vmi_strategy(const model *m, const vmi_obj *v, strategy_sou
   return "LiveMigrate";
 }
 
-void kubevirt_view(const model *m, const pod *p, vm_view *out) {
-  memset(out, 0, sizeof *out);
+/* out->why is written only when `why` is set (the filters' kubevirt_view_effect, once a pod,
+ * leave the text for when they reject) */
+static void say(vm_view *out, bool why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(vm_view *out, bool why, const char *fmt, ...) {
+  if (!why)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->why, sizeof out->why, fmt, ap);
+  va_end(ap);
+}
+
+static void view(const model *m, const pod *p, vm_view *out, bool why) {
+  out->vmi = NULL;
+  out->source = 0;
+  out->why[0] = '\0';
   out->vmi_name = "";
   out->strategy = "";
   out->migratable = -1;
@@ -57,9 +72,9 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
     return;
   if (!(p->annotations & ANN_KUBEVIRT_DOMAIN)) {
     out->effect = VM_EFFECT_STOP;
-    snprintf(out->why, sizeof out->why,
-             "the launcher has no kubevirt.io/domain annotation, so KubeVirt lets the eviction "
-             "delete it");
+    say(out, why,
+        "the launcher has no kubevirt.io/domain annotation, so KubeVirt lets the eviction "
+        "delete it");
     return;
   }
   const char *domain = pod_x(p)->kubevirt_domain;
@@ -68,9 +83,9 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
   out->vmi = v;
   if (!v && m->vmis_complete) {
     out->effect = VM_EFFECT_REFUSED;
-    snprintf(out->why, sizeof out->why,
-             "kubevirt failed getting the vmi: virtualmachineinstances.kubevirt.io \"%s\" not found",
-             domain);
+    say(out, why,
+        "kubevirt failed getting the vmi: virtualmachineinstances.kubevirt.io \"%s\" not found",
+        domain);
     return;
   }
   out->strategy = kubevirt_vmi_strategy(m, v, &out->source);
@@ -84,48 +99,52 @@ void kubevirt_view(const model *m, const pod *p, vm_view *out) {
   bool migratable = out->migratable == 1;
   if (!strcmp(out->strategy, "None")) {
     out->effect = VM_EFFECT_STOP;
-    snprintf(out->why, sizeof out->why,
-             "eviction strategy None (%s): KubeVirt lets the eviction delete the launcher",
-             out->source == STRATEGY_FROM_VMI       ? "recorded on the VMI"
-             : out->source == STRATEGY_FROM_CLUSTER ? "the KubeVirt CR's default"
-             : out->source == STRATEGY_BUILTIN      ? "KubeVirt's built-in default"
-                                                    : "assumed: the snapshot lacks the VMI");
+    say(out, why, "eviction strategy None (%s): KubeVirt lets the eviction delete the launcher",
+        out->source == STRATEGY_FROM_VMI       ? "recorded on the VMI"
+        : out->source == STRATEGY_FROM_CLUSTER ? "the KubeVirt CR's default"
+        : out->source == STRATEGY_BUILTIN      ? "KubeVirt's built-in default"
+                                               : "assumed: the snapshot lacks the VMI");
     return;
   }
   if (!strcmp(out->strategy, "LiveMigrate") && !migratable) {
     out->effect = VM_EFFECT_REFUSED;
-    snprintf(out->why, sizeof out->why,
-             "VMI %s is configured with an eviction strategy but is not live-migratable",
-             domain);
+    say(out, why, "VMI %s is configured with an eviction strategy but is not live-migratable",
+        domain);
     return;
   }
   if (!strcmp(out->strategy, "LiveMigrateIfPossible") && !migratable) {
     out->effect = VM_EFFECT_STOP;
-    snprintf(out->why, sizeof out->why,
-             "eviction strategy LiveMigrateIfPossible and the VMI is not live-migratable: "
-             "KubeVirt lets the eviction delete the launcher");
+    say(out, why,
+        "eviction strategy LiveMigrateIfPossible and the VMI is not live-migratable: "
+        "KubeVirt lets the eviction delete the launcher");
     return;
   }
   if (strcmp(out->strategy, "LiveMigrate") && strcmp(out->strategy, "LiveMigrateIfPossible") &&
       strcmp(out->strategy, "External")) {
     out->effect = VM_EFFECT_STOP;
-    snprintf(out->why, sizeof out->why, "unknown eviction strategy \"%s\"", out->strategy);
+    say(out, why, "unknown eviction strategy \"%s\"", out->strategy);
     return;
   }
   out->effect = strcmp(out->strategy, "External") ? VM_EFFECT_MIGRATE : VM_EFFECT_EXTERNAL;
   if (v && *v->evacuation_node) {
-    snprintf(out->why, sizeof out->why,
-             "Evacuation in progress: Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-             domain);
+    say(out, why, "Evacuation in progress: Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
+        domain);
     return;
   }
   if (v && strcmp(v->node_name, p->node_name) != 0) {
     out->effect = VM_EFFECT_REFUSED;
-    snprintf(out->why, sizeof out->why, "Eviction request for target Pod");
+    say(out, why, "Eviction request for target Pod");
     return;
   }
-  snprintf(out->why, sizeof out->why, "Eviction triggered evacuation of VMI \"%s/%s\"", p->ns,
-           domain);
+  say(out, why, "Eviction triggered evacuation of VMI \"%s/%s\"", p->ns, domain);
+}
+
+void kubevirt_view(const model *m, const pod *p, vm_view *out) {
+  view(m, p, out, true);
+}
+
+void kubevirt_view_effect(const model *m, const pod *p, vm_view *out) {
+  view(m, p, out, false);
 }
 
 /* ---------- migrations in flight ---------- */

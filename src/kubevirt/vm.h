@@ -66,6 +66,9 @@ typedef struct {
  * the strategy is the KubeVirt CR's default (LiveMigrate when the snapshot has no CR) and the
  * VM is assumed live-migratable (source STRATEGY_ASSUMED). */
 void kubevirt_view(const model *m, const pod *p, vm_view *out);
+/* The same view with out->why left empty: for the evictor's filters, which read every launcher
+ * every cycle and need the text only for a pod they reject (they call kubevirt_view then). */
+void kubevirt_view_effect(const model *m, const pod *p, vm_view *out);
 const char *kubevirt_effect_name(vm_effect e);
 
 /* The effective strategy of a VMI (v may be NULL): its own, else the KubeVirt CR's, else

@@ -133,9 +133,10 @@ static bool vs_filter(plugin_handle *h, const void *vargs, const pod *p) {
   if (!kubevirt_is_launcher(p) || pod_is_terminal(p))
     return true;
   vm_view v;
-  kubevirt_view(h->m, p, &v);
+  kubevirt_view_effect(h->m, p, &v);
   if (on(a->require_live_migration) && v.effect != VM_EFFECT_MIGRATE &&
       v.effect != VM_EFFECT_EXTERNAL) {
+    kubevirt_view(h->m, p, &v); /* with its text, for the record */
     char why[400];
     snprintf(why, sizeof why, "%s: %s",
              v.effect == VM_EFFECT_STOP ? "the eviction would stop the VM"
@@ -159,7 +160,7 @@ static bool vs_pre_eviction_filter(plugin_handle *h, const void *vargs, const po
   if (!kubevirt_is_launcher(p) || pod_is_terminal(p))
     return true;
   vm_view v;
-  kubevirt_view(h->m, p, &v);
+  kubevirt_view_effect(h->m, p, &v); /* the rejection below reads the VMI, not v.why */
   char why[400];
   if (a->cooldown_s > 0 && v.vmi && v.vmi->moves) {
     int64_t times[KUBEVIRT_MOVES_KEPT];
