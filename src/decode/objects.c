@@ -864,6 +864,9 @@ static int decode_pod_fields(dctx *c, pod *p, const doc_node *obj) {
     return -1;
   p->has_creation = has_creation;
   p->deleting = deleting;
+  /* read by the VM-safety rules at every pod of every cycle: kept as a bit */
+  const char *app = kv_get(&p->labels, "kubevirt.io");
+  p->launcher_label = app && strcmp(app, "virt-launcher") == 0;
   if (want_map(c, spec, "spec") < 0)
     return -1;
   const char *node_name;

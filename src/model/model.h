@@ -175,6 +175,7 @@ typedef struct pod {
   bool has_node_selector : 1; /* spec.nodeSelector present, even `{}` (Go's non-nil map) */
   bool local_storage : 1;     /* a hostPath or emptyDir volume */
   bool resource_claims : 1;   /* spec.resourceClaims non-empty */
+  bool launcher_label : 1;    /* labelled kubevirt.io=virt-launcher (kubevirt_is_launcher) */
   /* per-cycle state, owned by the framework */
   bool evicted : 1; /* evicted by this cycle: gone for the rest of it */
   bool leaving : 1; /* eviction requested in background (live migration); reports only */
