@@ -201,7 +201,9 @@ const char *node_fit(plugin_handle *h, const pod *p, const node *n) {
     return "insufficient pods";
   for (size_t i = 0; i < p->requests.n; i++) {
     const res_q *r = &p->requests.items[i];
-    if (r->name == RES_PODS || !strcmp(r->name, RES_PODS))
+    /* decoded names are the model's seeded copies (RES_*): most need no strcmp */
+    if (r->name == RES_PODS ||
+        (r->name != RES_CPU && r->name != RES_MEMORY && !strcmp(r->name, RES_PODS)))
       continue;
     int64_t alloc = res_get(&n->allocatable, r->name, &found);
     if (!found && !basic_resource(r->name))
@@ -219,7 +221,8 @@ const char *node_fit(plugin_handle *h, const pod *p, const node *n) {
 
 static bool fits_any(plugin_handle *h, const pod *p, node **nodes, size_t n, bool skip_own) {
   for (size_t i = 0; i < n; i++) {
-    if (skip_own && strcmp(nodes[i]->name, p->node_name) == 0)
+    /* node names are unique, and p->node is the node of that name when the model has it */
+    if (skip_own && p->node && nodes[i] == p->node)
       continue;
     const char *why = node_fit(h, p, nodes[i]);
     char ref[512];
