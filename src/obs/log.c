@@ -37,7 +37,7 @@ static void append_value(strbuf *sb, const log_field *f, int json) {
     else
       sb_append_go_quoted(sb, f->v.s ? f->v.s : "");
     break;
-  case LF_INT: sb_printf(sb, "%lld", f->v.i); break;
+  case LF_INT: sb_append_int(sb, f->v.i); break;
   case LF_UINT: sb_printf(sb, "%llu", f->v.u); break;
   case LF_FLOAT: sb_append_json_double(sb, f->v.f); break;
   case LF_BOOL: sb_append(sb, f->v.b ? "true" : "false"); break;

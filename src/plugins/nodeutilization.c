@@ -395,23 +395,29 @@ const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t
 }
 
 /* A percentage rounded to two decimals (half away from zero), as Go's JSON writes it: the
- * shortest form of that double (sb_append_json_double). Below 1e9 the rounded double is the one nearest k/100 for an integer k, and no decimal with
- * fewer significant digits reads back as it (those are other multiples of 0.01, far more than
- * a double's spacing apart), so "%.2f" without its trailing zeros is that shortest form, found
- * without sb_append_json_double's trial printings (this runs for every node of a cycle). */
-static void format_pct(strbuf *sb, double v) {
-  double x = round(v * 100) / 100;
+ * shortest form of that double (sb_append_json_double). Below 1e9 the rounded double is the
+ * one nearest k/100 for the integer k = round(v * 100), and no decimal with fewer significant
+ * digits reads back as it (those are other multiples of 0.01, far more than a double's spacing
+ * apart), so k/100 written with at most two decimals, trailing zeros left out, is that shortest
+ * form ("%.2f" of it, trimmed), found without sb_append_json_double's trial printings or printf
+ * (this runs for every node of a cycle). A negative zero keeps its sign, as "%.2f" does. */
+void nu_format_pct(strbuf *sb, double v) {
+  double k = round(v * 100), x = k / 100;
   if (!(fabs(x) < 1e9)) {
     sb_append_json_double(sb, x);
     return;
   }
-  char buf[32];
-  int n = snprintf(buf, sizeof buf, "%.2f", x);
-  while (buf[n - 1] == '0')
-    n--;
-  if (buf[n - 1] == '.')
-    n--;
-  sb_appendn(sb, buf, (size_t)n);
+  long long a = llabs((long long)k);
+  if (signbit(x))
+    sb_appendc(sb, '-');
+  sb_append_int(sb, a / 100);
+  int frac = (int)(a % 100);
+  if (frac) {
+    sb_appendc(sb, '.');
+    sb_appendc(sb, (char)('0' + frac / 10));
+    if (frac % 10)
+      sb_appendc(sb, (char)('0' + frac % 10));
+  }
 }
 
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn) {
@@ -429,7 +435,7 @@ const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *
     first = 0;
     sb_append_json_str(&sb, r->names[j]);
     sb_appendc(&sb, ':');
-    format_pct(&sb, nn->pct[j]);
+    nu_format_pct(&sb, nn->pct[j]);
   }
   sb_appendc(&sb, '}');
   char *s = arena_strdup(h->scratch, sb_str(&sb));

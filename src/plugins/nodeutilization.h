@@ -94,6 +94,9 @@ void nu_set_caps(nu_node *nn, const nu_resources *r, const pct_map *high);
 const char *nu_usage_json(plugin_handle *h, const nu_resources *r, const int64_t *usage);
 const char *nu_pct_json(plugin_handle *h, const nu_resources *r, const nu_node *nn);
 const char *nu_pct_str(plugin_handle *h, double v); /* "70.00%" */
+/* v rounded to two decimals (half away from zero) as Go's JSON writes that double: the
+ * usagePercentage values of "Node has been classified" */
+void nu_format_pct(strbuf *sb, double v);
 
 /* "Node has been classified" (category "underutilized" / "overutilized") with usage and
  * percentages; also records the category for the report. */

@@ -138,7 +138,8 @@ void quantity_format_decimal(strbuf *sb, int64_t milli) {
     return;
   }
   if (milli % 1000 != 0) {
-    sb_printf(sb, "%lldm", (long long)milli);
+    sb_append_int(sb, milli);
+    sb_appendc(sb, 'm');
     return;
   }
   int64_t v = milli / 1000;
@@ -148,7 +149,8 @@ void quantity_format_decimal(strbuf *sb, int64_t milli) {
     idx++;
   }
   static const char *suffix[] = {"", "k", "M", "G", "T", "P", "E"};
-  sb_printf(sb, "%lld%s", (long long)v, suffix[idx]);
+  sb_append_int(sb, v);
+  sb_append(sb, suffix[idx]);
 }
 
 void quantity_format_binary(strbuf *sb, int64_t units) {
@@ -162,5 +164,6 @@ void quantity_format_binary(strbuf *sb, int64_t units) {
     idx++;
   }
   static const char *suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  sb_printf(sb, "%lld%s", (long long)units, suffix[idx]);
+  sb_append_int(sb, units);
+  sb_append(sb, suffix[idx]);
 }

@@ -33,6 +33,18 @@ void sb_appendn(strbuf *sb, const char *s, size_t n) {
 
 void sb_append(strbuf *sb, const char *s) { sb_appendn(sb, s, strlen(s)); }
 
+void sb_append_int(strbuf *sb, long long v) {
+  char buf[24], *e = buf + sizeof buf, *p = e;
+  /* in unsigned arithmetic, so that LLONG_MIN's magnitude is representable */
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do
+    *--p = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0)
+    *--p = '-';
+  sb_appendn(sb, p, (size_t)(e - p));
+}
+
 void sb_appendc(strbuf *sb, char c) { sb_appendn(sb, &c, 1); }
 
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap) {
@@ -57,6 +69,15 @@ void sb_printf(strbuf *sb, const char *fmt, ...) {
 void sb_append_json_str(strbuf *sb, const char *s) {
   sb_appendc(sb, '"');
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    /* a run of bytes written as they are, in one append (log lines are mostly such runs) */
+    size_t run = 0;
+    while (p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
+      run++;
+    if (run) {
+      sb_appendn(sb, (const char *)p, run);
+      p += run - 1;
+      continue;
+    }
     switch (*p) {
     case '"': sb_append(sb, "\\\""); break;
     case '\\': sb_append(sb, "\\\\"); break;
@@ -99,6 +120,15 @@ void sb_append_go_quoted(strbuf *sb, const char *s) {
   sb_appendc(sb, '"');
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
+    /* a run of printable ASCII other than the two escaped, in one append */
+    size_t run = 0;
+    while (p[run] >= 0x20 && p[run] < 0x7F && p[run] != '"' && p[run] != '\\')
+      run++;
+    if (run) {
+      sb_appendn(sb, (const char *)p, run);
+      p += run;
+      continue;
+    }
     uint32_t cp;
     int n = utf8_decode(p, &cp);
     if (n == 0) {

@@ -17,6 +17,8 @@ void sb_append(strbuf *sb, const char *s);
 void sb_appendn(strbuf *sb, const char *s, size_t n);
 void sb_appendc(strbuf *sb, char c);
 void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends v in decimal, as "%lld" writes it (without printf: node log lines write thousands). */
+void sb_append_int(strbuf *sb, long long v);
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
 /* Appends s as a JSON string literal, quotes included. */
 void sb_append_json_str(strbuf *sb, const char *s);

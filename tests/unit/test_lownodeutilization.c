@@ -2,6 +2,11 @@
 #include "support/fixtures.h"
 #include "support/support.h"
 
+#include "../../src/plugins/nodeutilization.h"
+#include "../../src/util/strbuf.h"
+
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +85,36 @@ static void test_logged_percentages(void **state) {
   sim_run_free(&r);
 }
 
+/* The logged percentage is Go's JSON of the value rounded to two decimals: written without
+ * printf (nu_format_pct), it must equal sb_append_json_double of the rounded double, whose
+ * shortest form is found by trial. */
+static void test_percentage_writer_matches_json(void **state) {
+  (void)state;
+  double fixed[] = {0,         -0.0,   0.004, 0.005,    0.015, 0.125,    33.333333,
+                    66.666667, 99.995, 100,   250.5,    -0.5,  -0.004,   1e9 - 0.01,
+                    1e9,       5e12,   NAN,   INFINITY, -1e-9, 0.1 + 0.2};
+  uint64_t x = 88172645463325252ull;
+  for (unsigned i = 0; i < 200000 + sizeof fixed / sizeof fixed[0]; i++) {
+    double v;
+    if (i < sizeof fixed / sizeof fixed[0]) {
+      v = fixed[i];
+    } else {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      /* ratios as usage percentages are, and wider magnitudes of both signs */
+      v = i % 2 ? (double)(x % 10000000) / (double)(1 + (x >> 40) % 99991) * 100
+                : ldexp((double)(int64_t)(x >> 11) / 9007199254740992.0, (int)(x % 40) - 10);
+    }
+    strbuf got = {0}, want = {0};
+    nu_format_pct(&got, v);
+    sb_append_json_double(&want, round(v * 100) / 100);
+    assert_string_equal(sb_str(&got), sb_str(&want));
+    sb_free(&got);
+    sb_free(&want);
+  }
+}
+
 /* "under" is <= (non-strict); "over" is > (strict): exactly at target is not over. */
 static void test_over_is_strict(void **state) {
   (void)state;
@@ -153,6 +188,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_57_percent_is_under_57),
       cmocka_unit_test(test_logged_percentages),
+      cmocka_unit_test(test_percentage_writer_matches_json),
       cmocka_unit_test(test_7_percent_is_not_under_7),
       cmocka_unit_test(test_over_is_strict),
       cmocka_unit_test(test_evicts_until_below_target),

@@ -4,6 +4,7 @@
 #include "../../src/util/strbuf.h"
 #include "support/support.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,8 +113,37 @@ static void test_shortest_matches_every_precision_tried(void **state) {
   assert_true(checked > 190000);
 }
 
+/* sb_append_int writes what "%lld" writes, the extremes included. */
+static void test_int_matches_printf(void **state) {
+  (void)state;
+  long long fixed[] = {0,    1,         -1,         9,         10,        -10,          999,
+                       1000, 123456789, -987654321, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1};
+  uint64_t x = 2463534242ull;
+  for (unsigned i = 0; i < 100000 + sizeof fixed / sizeof fixed[0]; i++) {
+    long long v;
+    if (i < sizeof fixed / sizeof fixed[0]) {
+      v = fixed[i];
+    } else {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      v = (long long)(x >> (x % 64)); /* every magnitude, both signs */
+      if (x & 1)
+        v = -v;
+    }
+    char want[32];
+    snprintf(want, sizeof want, "%lld", v);
+    strbuf sb = {0};
+    sb_append(&sb, "q=");
+    sb_append_int(&sb, v);
+    assert_string_equal(sb_str(&sb) + 2, want);
+    sb_free(&sb);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_int_matches_printf),
       cmocka_unit_test(test_json_double_cases),
       cmocka_unit_test(test_shortest_matches_every_precision_tried),
   };
