@@ -143,6 +143,8 @@ typedef struct {
   /* Deployment mode: the cluster from a watch cache instead of a list every cycle */
   watch_cache *cache;
   const kube_config *cfg;
+  /* Events, sent by a thread of their own so that no eviction waits on one (events.h) */
+  event_sender *events;
 } runner;
 
 /* One JSON line per cycle in --decisions-file: when, the totals, and the decision record. A
@@ -313,6 +315,7 @@ read:
   r->first = false;
   live_sink sink;
   live_sink_init(&sink, r->client, r->disc.policy_group_version, r->hostname, r->o->dry_run, &g_stop);
+  sink.events = r->events;
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
   fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, &g_stop};
   /* VMSafety's cooldown needs each move remembered on its VMI */
@@ -616,6 +619,12 @@ int cmd_run(int argc, char **argv) {
     goto out;
   }
   r.env = (plugin_env){kube_priority_class_value, r.client};
+  r.events = event_sender_new(cfg, o.qps, (int)o.burst, &err);
+  if (!r.events) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
+    status = EXIT_CONFIG;
+    goto out;
+  }
   if (kd) {
     kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, !kc || !*kc};
     r.kd = kdsrc_new(&ko, &err);
@@ -783,6 +792,8 @@ out:
   if (elect && lease_client && !g_leader_lost)
     lease_release(&le);
   kube_client_free(lease_client);
+  /* the Events still queued are sent first (a stop signal leaves them less time) */
+  event_sender_free(r.events, g_stop ? 2.0 : 5.0);
   watch_cache_free(r.cache);
   bg_clear(&r.bg);
   usage_live_free(r.usage);

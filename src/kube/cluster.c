@@ -343,7 +343,9 @@ static void live_event(eviction_sink *self, const pod *p, const char *type, cons
   kube_response r = {0};
   dserr err;
   char ref[512];
-  if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0)
+  if (s->events)
+    event_sender_post(s->events, sb_str(&path), sb_str(&body), pod_ref(p, ref, sizeof ref));
+  else if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0)
     LOGV(2, NULL, "Could not record an event", LSTR("pod", pod_ref(p, ref, sizeof ref)),
          LSTR("err", err.msg));
   else if (r.status >= 300)

@@ -13,6 +13,7 @@
 #include "../model/model.h"
 #include "../util/doc.h"
 #include "client.h"
+#include "events.h"
 
 #include <signal.h>
 
@@ -83,10 +84,13 @@ typedef struct {
   const char *policy_group_version;
   const char *hostname;
   volatile sig_atomic_t *stop; /* set by SIGTERM/SIGINT: no new requests */
+  event_sender *events;        /* when set, Events are queued to it instead of sent in turn */
 } live_sink;
 
 /* A sink that POSTs evictions (dry_run false) or only records them (dry_run true, upstream's
- * --dry-run: "Evicted pod in dry run mode", no API call, no events). */
+ * --dry-run: "Evicted pod in dry run mode", no API call, no events). An Event goes to
+ * s->events when the caller sets it (events.h: sent in the background), else it is POSTed
+ * before the cycle goes on. */
 void live_sink_init(live_sink *s, kube_client *c, const char *group_version, const char *hostname,
                     bool dry_run, volatile sig_atomic_t *stop);
 
