@@ -47,8 +47,8 @@ const char *kubevirt_vmi_strategy(const model *m, const vmi_obj *v, strategy_sou
   return "LiveMigrate";
 }
 
-/* out->why is written only when `why` is set (the filters' kubevirt_view_effect, once a pod,
- * leave the text for when they reject) */
+/* Writes out->why only when `why` is set: kubevirt_view_effect, which the filters call for
+ * every launcher of every cycle, leaves it empty. */
 static void say(vm_view *out, bool why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(vm_view *out, bool why, const char *fmt, ...) {
   if (!why)
@@ -61,7 +61,7 @@ static void say(vm_view *out, bool why, const char *fmt, ...) {
 
 static void view(const model *m, const pod *p, vm_view *out, bool why) {
   out->vmi = NULL;
-  out->source = 0;
+  out->source = STRATEGY_FROM_VMI; /* what a zeroed view held; set below for a launcher */
   out->why[0] = '\0';
   out->vmi_name = "";
   out->strategy = "";
