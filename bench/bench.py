@@ -18,8 +18,12 @@ Figures: wall, CPU (user+sys) and peak RSS from GNU time (loop: /proc between cy
 phases from the binary's own "Cycle timings" line (V3: list, fetch, decode, decide, evict,
 total, the model's bytes per pod, and the resident memory at the cycle's end;
 docs/performance.md); LIST and WATCH requests per cycle and evictions from the
-simulator's request counts (GET /_sim/requests). Each figure is printed as min/median over
-the repeats; ratios compare sizes of the same run. Prints a table, then writes the JSON
+simulator's request counts (GET /_sim/requests); "server evict": the seconds the simulator
+spent answering the cycle's pod reads (the re-check before each eviction) and eviction
+requests, from its request journal (GET /_sim/journal; the JSON adds serverEvent, the Events',
+sent beside the cycle), and "total-server": the cycle without them, the part that is the
+binary's. Each figure is printed as min/median over the repeats;
+ratios compare sizes of the same run. Prints a table, then writes the JSON
 (bench/out/results.json unless --json says otherwise).
 
 Runs on the state the simulator has: each live run evicts up to 50 pods, so later repeats see
@@ -55,6 +59,7 @@ LISTS = ["/api/v1/nodes", "/api/v1/pods", "/api/v1/namespaces", "/apis/policy/v1
          "/apis/kubevirt.io/v1/kubevirts"]
 LIVE_FLAGS = ["--secure-port", "0", "--policy-config-file", POLICY, "--feature-gates", "EvictionsInBackground=true",
               "--client-connection-qps", "10000", "--client-connection-burst", "10000", "--v", "3"]
+ONE_POD = re.compile(r"^/api/v1/namespaces/[^/]+/pods/[^/]+$")
 TIMINGS = re.compile(r'"Cycle timings"(.*)$')
 FIELD = re.compile(r'(\w+)=("[^"]*"|\S+)')
 
@@ -101,6 +106,8 @@ class Sim:
         if line.strip() != "ready":
             raise RuntimeError("the simulator did not start; see %s" % self.err.name)
         self.startup = time.monotonic() - t
+        self.journal_seq = 0
+        self.last_eviction_parts = {}
         with open(self.kubeconfig) as f:
             self.url = re.search(r"server:\s*\"?([^\"\s]+)", f.read()).group(1)
 
@@ -119,6 +126,31 @@ class Sim:
         evictions = sum(n for k, n in c.get("byVerbAndPath", {}).items() if k.endswith("/eviction"))
         return {"list": verbs.get("list", 0), "watch": verbs.get("watch", 0), "evictions": evictions,
                 "total": c.get("total", 0)}
+
+    def take_eviction_time(self):
+        """Seconds the simulator spent answering the pod reads (GET of one pod: the re-check
+        before an eviction) and eviction requests it served since the last call, from its request
+        journal (each request's end minus its start): the part of an eviction phase that is the
+        server's, which no client can go below. The Events' share is kept apart
+        (last_eviction_parts["event"]): they are sent in the background, beside the cycle."""
+        items = self.call("GET", "journal")["items"]
+        parts = {"read": 0.0, "eviction": 0.0, "event": 0.0}
+        for e in items:
+            if e["seq"] <= self.journal_seq:
+                continue
+            kind = None
+            if e["method"] == "POST" and e["path"].endswith("/eviction"):
+                kind = "eviction"
+            elif e["method"] == "POST" and e["path"].endswith("/events"):
+                kind = "event"
+            elif e["method"] == "GET" and ONE_POD.match(e["path"]):
+                kind = "read"
+            if kind:
+                parts[kind] += e["end"] - e["t"]
+        if items:
+            self.journal_seq = max(self.journal_seq, items[-1]["seq"])
+        self.last_eviction_parts = parts
+        return parts["read"] + parts["eviction"]
 
     def rss_mb(self):
         return proc_status(self.proc.pid).get("VmRSS", 0) / 1024.0
@@ -216,8 +248,14 @@ def last_timings(path):
     return t
 
 
+def server_parts(sim):
+    """The last take_eviction_time split by request: serverRead, serverEviction, serverEvent."""
+    return {"server" + k[0].upper() + k[1:]: v for k, v in sim.last_eviction_parts.items()}
+
+
 def run_oneshot(binary, sim, workdir):
     sim.take_counts()
+    sim.take_eviction_time()
     err_path = os.path.join(workdir, "oneshot.err")
     with open(err_path, "w") as err:
         rc, wall, cpu, rss = gnu_time([binary, "--kubeconfig", sim.kubeconfig] + LIVE_FLAGS, subprocess.DEVNULL, err)
@@ -226,7 +264,7 @@ def run_oneshot(binary, sim, workdir):
     t = last_timings(err_path)
     c = sim.take_counts()
     r = {"wall": wall, "cpu": cpu, "rss": rss, "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"],
-         "bytesPerPod": per_pod(t)}
+         "bytesPerPod": per_pod(t), "evictServer": sim.take_eviction_time(), **server_parts(sim)}
     for k in ("list", "fetch", "decode", "decide", "evict", "total"):
         r[k] = t.get(k)
     return r
@@ -239,6 +277,7 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
     takes the simulator seconds at 150,000 pods, and a log pipe left unread meanwhile would
     block the binary's logging and count as its time."""
     sim.take_counts()
+    sim.take_eviction_time()
     err_path = os.path.join(workdir, "loop.err")
     proc = subprocess.Popen([binary, "--kubeconfig", sim.kubeconfig, "--descheduling-interval", "%gs" % interval]
                             + LIVE_FLAGS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -271,7 +310,10 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
             per_cycle.append({"total": t.get("total"), "list": t.get("list"), "fetch": t.get("fetch"),
                               "decode": t.get("decode"), "decide": t.get("decide"), "evict": t.get("evict"),
                               "cpu": cpu - cpu_before, "rss": t.get("rss", 0) / 1048576.0,
-                              "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"]})
+                              "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"],
+                              "evictServer": sim.take_eviction_time(), **server_parts(sim)})
+            c = per_cycle[-1]
+            c["own"] = c["total"] - c["evictServer"] if c["total"] is not None else None
             cpu_before = cpu
             if len(per_cycle) >= cycles:
                 break
@@ -406,31 +448,33 @@ def print_table(results, a):
                     per_pod_text(s)))
     if "oneshot" in a.only or "floor" in a.only:
         w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages)\n")
-        w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s %6s\n" % (
-            "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "LISTs", "evicts",
-            "curl floor", "B/pod"))
+        w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s %6s\n" % (
+            "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "server evict", "LISTs",
+            "evicts", "curl floor", "B/pod"))
         for r in results:
             s, f = r.get("oneshot"), r.get("floor")
             if s:
-                w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %6d %6d %11s %6s\n" % (
+                w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %13s %6d %6d %11s %6s\n" % (
                     size_label(r["nodes"], r["pods"]), fmt(s["wall"]), fmt(s["cpu"]), fmt(s["rss"], digits=0),
                     fmt(s["list"]), fmt(s["fetch"]), fmt(s["decode"]), fmt(s["decide"]), fmt(s["evict"]),
-                    s["lists"]["median"], s["evictions"]["median"], fmt(f["curl"]) if f else "-", per_pod_text(s)))
+                    fmt(s.get("evictServer")), s["lists"]["median"], s["evictions"]["median"], fmt(f["curl"]) if f else "-", per_pod_text(s)))
             elif f:
                 w("%-10s curl floor %s (%d pages, %.0f MB)\n" % (size_label(r["nodes"], r["pods"]), fmt(f["curl"]),
                                                                 f["pages"], f["bytes"] / 1e6))
     if "loop" in a.only:
         w("\n(c) Deployment mode: per cycle (churn between cycles)\n")
-        w("%-10s %5s %13s %13s %13s %13s %13s %13s %6s %7s %9s\n" % (
-            "size", "cycle", "total", "cpu", "list", "decode", "decide", "evict", "LISTs", "WATCHes", "RSS"))
+        w("%-10s %5s %13s %13s %13s %13s %13s %13s %13s %13s %6s %7s %9s\n" % (
+            "size", "cycle", "total", "cpu", "list", "decode", "decide", "evict", "server evict", "total-server",
+            "LISTs", "WATCHes", "RSS"))
         for r in results:
             lp = r.get("loop")
             if not lp:
                 continue
             for i, c in enumerate(lp["perCycle"]):
-                w("%-10s %5d %13s %13s %13s %13s %13s %13s %6d %7d %9s\n" % (
+                w("%-10s %5d %13s %13s %13s %13s %13s %13s %13s %13s %6d %7d %9s\n" % (
                     size_label(r["nodes"], r["pods"]) if i == 0 else "", i + 1, fmt(c["total"]), fmt(c["cpu"]),
-                    fmt(c["list"]), fmt(c["decode"]), fmt(c["decide"]), fmt(c["evict"]), c["lists"]["median"],
+                    fmt(c["list"]), fmt(c["decode"]), fmt(c["decide"]), fmt(c["evict"]), fmt(c.get("evictServer")),
+                    fmt(c.get("own")), c["lists"]["median"],
                     c["watches"]["median"], fmt(c["rss"], digits=0)))
             w("%-10s %5s peak RSS %s MB, RSS growth from cycle 2 to the last %+.1f%%, interval %gs, %s pods churned "
               "per cycle\n" % ("", "", fmt(lp["peakRss"], digits=0), 100 * (lp["rssGrowth"] or 0), lp["interval"],
