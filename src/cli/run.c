@@ -63,7 +63,13 @@ static volatile sig_atomic_t g_leader_lost;
 
 static void on_signal(int sig) {
   (void)sig;
-  g_stop = 1;
+  __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+}
+
+/* g_stop and the renewer's quit are set by one thread (or a signal handler) and read by others:
+ * read and written atomically */
+static bool stopping(void) {
+  return __atomic_load_n(&g_stop, __ATOMIC_ACQUIRE);
 }
 
 typedef struct {
@@ -111,7 +117,7 @@ static double mono_seconds(void) {
  * own period meanwhile, as upstream's collector runs beside the loop, and keeps the watch
  * cache (if any) current. Returns false when stopping. */
 static bool sleep_ns(int64_t ns, usage_live *collector, watch_cache *cache) {
-  while (ns > 0 && !g_stop) {
+  while (ns > 0 && !stopping()) {
     usage_live_tick(collector);
     if (cache)
       watch_cache_pump(cache);
@@ -120,7 +126,7 @@ static bool sleep_ns(int64_t ns, usage_live *collector, watch_cache *cache) {
     nanosleep(&ts, NULL);
     ns -= step;
   }
-  return !g_stop;
+  return !stopping();
 }
 
 typedef struct {
@@ -367,22 +373,23 @@ typedef struct {
 static void *renew_loop(void *arg) {
   renewer *rn = arg;
   dserr err;
-  while (!rn->quit && !g_stop) {
+  while (!__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) && !stopping()) {
     int64_t slept = 0;
-    while (slept < rn->retry_period && !rn->quit && !g_stop) {
+    while (slept < rn->retry_period && !__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) &&
+           !stopping()) {
       struct timespec ts = {0, 50000000L};
       nanosleep(&ts, NULL);
       slept += 50000000LL;
     }
-    if (rn->quit || g_stop)
+    if (__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || stopping())
       break;
     int got = lease_try(rn->le, &err);
     if (got < 0)
       LOGE(NULL, "Failed to renew the leader lease", err.msg);
     if (got != 1 && lease_monotonic_ns() - rn->le->last_renewed > rn->renew_deadline) {
       LOGV(1, NULL, "Leader lost");
-      g_leader_lost = 1;
-      g_stop = 1;
+      __atomic_store_n(&g_leader_lost, 1, __ATOMIC_RELEASE);
+      __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
       break;
     }
   }
@@ -753,7 +760,7 @@ int cmd_run(int argc, char **argv) {
     /* what the cycle freed (its view, the objects the watches replaced) goes back to the system */
     if (r.cache)
       xrelease();
-    if (g_stop) {
+    if (stopping()) {
       status = 0;
       break;
     }
@@ -779,21 +786,21 @@ int cmd_run(int argc, char **argv) {
     int64_t wait = o.interval_ns - (int64_t)((mono_seconds() - start) * 1e9);
     if (wait > 0)
       sleep_ns(wait, r.usage, r.cache);
-    if (g_stop) {
+    if (stopping()) {
       status = 0;
       break;
     }
   }
 out:
   if (renewing) {
-    rn.quit = 1;
+    __atomic_store_n(&rn.quit, 1, __ATOMIC_RELEASE);
     pthread_join(renew_thread, NULL);
   }
-  if (elect && lease_client && !g_leader_lost)
+  if (elect && lease_client && !__atomic_load_n(&g_leader_lost, __ATOMIC_ACQUIRE))
     lease_release(&le);
   kube_client_free(lease_client);
   /* the Events still queued are sent first (a stop signal leaves them less time) */
-  event_sender_free(r.events, g_stop ? 2.0 : 5.0);
+  event_sender_free(r.events, stopping() ? 2.0 : 5.0);
   watch_cache_free(r.cache);
   bg_clear(&r.bg);
   usage_live_free(r.usage);

@@ -542,7 +542,8 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   bool gate = cy->opt->evictions_in_background;
   char ref[512];
   pod_ref(p, ref, sizeof ref);
-  if (cy->opt->stop && *cy->opt->stop) {
+  /* set by a signal handler or the lease renewer's thread */
+  if (cy->opt->stop && __atomic_load_n(cy->opt->stop, __ATOMIC_ACQUIRE)) {
     /* the plugins stop as at the total limit: a cycle that went on asking would try (and
      * log, and read again before the request) every pod left, long past the grace period */
     if (!cy->stopping)

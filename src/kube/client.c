@@ -585,7 +585,8 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
       }
     }
   }
-  return c->stream_abort && *c->stream_abort ? 1 : 0;
+  /* the flag is set by another thread (watch_cache_free) */
+  return c->stream_abort && __atomic_load_n(c->stream_abort, __ATOMIC_ACQUIRE) ? 1 : 0;
 }
 
 /* Splits "https://host:port/prefix" for tls-server-name: requests go to

@@ -257,7 +257,7 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   live_sink *s = (live_sink *)self;
   if (self->dry_run)
     return SINK_EVICTED;
-  if (s->stop && *s->stop) {
+  if (s->stop && __atomic_load_n(s->stop, __ATOMIC_ACQUIRE)) {
     snprintf(msg, cap, "not sent: the descheduler is shutting down");
     return SINK_ERROR;
   }

@@ -142,7 +142,7 @@ struct watch_cache {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   wmsg *head, *tail;
-  volatile int quit;
+  int quit;            /* set once, at free; read with quitting() where w->mu is not held */
   size_t object_bytes; /* every entry's entry_bytes */
 };
 
@@ -793,13 +793,19 @@ static int on_stream(void *ctx, const char *data, size_t len) {
   return rc;
 }
 
+/* w->quit, read by the watch threads and (through kube_stream) libcurl's progress callback
+ * while the main thread may set it */
+static bool quitting(watch_cache *w) {
+  return __atomic_load_n(&w->quit, __ATOMIC_ACQUIRE);
+}
+
 static bool sleep_or_quit(watch_cache *w, double seconds) {
   double until = time_mono_seconds() + seconds;
-  while (!w->quit && time_mono_seconds() < until) {
+  while (!quitting(w) && time_mono_seconds() < until) {
     struct timespec ts = {0, 100000000L};
     nanosleep(&ts, NULL);
   }
-  return !w->quit;
+  return !quitting(w);
 }
 
 static void *watch_thread(void *arg) {
@@ -810,7 +816,7 @@ static void *watch_thread(void *arg) {
   bool broken = false;
   unsigned seed = (unsigned)time(NULL) ^ (unsigned)(r->k * 2654435761u);
   long stall = w->o.stall_seconds > 0 ? w->o.stall_seconds : STALL_DEFAULT;
-  while (!w->quit) {
+  while (!quitting(w)) {
     pthread_mutex_lock(&w->mu);
     while (!w->quit && !r->watch_from)
       pthread_cond_wait(&w->cv, &w->mu);
@@ -836,7 +842,7 @@ static void *watch_thread(void *arg) {
     double opened_at = time_mono_seconds();
     int rc = kube_stream(r->client, sb_str(&path), on_stream, &s, stall, &w->quit, &resp, &err);
     sb_free(&path);
-    if (w->quit) {
+    if (quitting(w)) {
       kube_response_free(&resp);
       watch_framer_free(&s.frame);
       free(s.rv);
@@ -987,7 +993,7 @@ void watch_cache_free(watch_cache *w) {
   if (!w)
     return;
   pthread_mutex_lock(&w->mu);
-  w->quit = 1;
+  __atomic_store_n(&w->quit, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
   for (int k = 0; k < K_COUNT; k++) {
