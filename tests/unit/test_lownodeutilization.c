@@ -99,9 +99,7 @@ static void test_percentage_writer_matches_json(void **state) {
     if (i < sizeof fixed / sizeof fixed[0]) {
       v = fixed[i];
     } else {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
+      xorshift64(&x);
       /* ratios as usage percentages are, and wider magnitudes of both signs */
       v = i % 2 ? (double)(x % 10000000) / (double)(1 + (x >> 40) % 99991) * 100
                 : ldexp((double)(int64_t)(x >> 11) / 9007199254740992.0, (int)(x % 40) - 10);

@@ -62,9 +62,7 @@ static void significant_digits(const char *text, char *out) {
 }
 
 static double next_value(uint64_t *x, unsigned i) {
-  *x ^= *x << 13;
-  *x ^= *x >> 7;
-  *x ^= *x << 17;
+  xorshift64(x);
   double f;
   switch (i % 5) {
   case 0: /* any bit pattern: every exponent, subnormals */
@@ -124,9 +122,7 @@ static void test_int_matches_printf(void **state) {
     if (i < sizeof fixed / sizeof fixed[0]) {
       v = fixed[i];
     } else {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
+      xorshift64(&x);
       v = (long long)(x >> (x % 64)); /* every magnitude, both signs */
       if (x & 1)
         v = -v;

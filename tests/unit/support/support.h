@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -55,6 +56,15 @@ int sim_log_count(const sim_run *r, const char *needle);
 policy *load_policy_text(const char *yaml, dserr *err);
 /* Loads a model from JSON text (model_finish applied); NULL with err. */
 model *load_model_text(const char *json, dserr *err);
+
+/* The next value of Marsaglia's xorshift64 sequence in *x (never 0 unless *x is): the
+ * tests' seeded values, the same on every run. */
+static inline uint64_t xorshift64(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
 
 /* A cmocka group setup and teardown: test_mem is one arena for all tests of the group. */
 extern arena *test_mem;
