@@ -8,9 +8,9 @@
  * Phases: list = reading the cluster (wall), of which fetch = waiting for the API server's
  * page bodies and decode = decoding them into the model (with model_finish); decide = the
  * framework's cycle without the time spent in the eviction sink; evict = in the sink
- * (eviction requests, their events, recording VM moves). total = the whole cycle. Then the
- * pages and bytes listed, the objects read, the pods and the model's bytes, and rss: the
- * resident memory (bytes) at the end of the cycle, with its model still held. */
+ * (eviction requests, queueing their events, recording VM moves). total = the whole cycle.
+ * Then the pages and bytes listed, the objects read, the pods and the model's bytes, and rss:
+ * the resident memory (bytes) at the end of the cycle, with its model still held. */
 #ifndef DS_CLI_TIMINGS_H
 #define DS_CLI_TIMINGS_H
 
