@@ -312,8 +312,8 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
                               "cpu": cpu - cpu_before, "rss": t.get("rss", 0) / 1048576.0,
                               "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"],
                               "evictServer": sim.take_eviction_time(), **server_parts(sim)})
-            c = per_cycle[-1]
-            c["own"] = c["total"] - c["evictServer"] if c["total"] is not None else None
+            cyc = per_cycle[-1]
+            cyc["own"] = cyc["total"] - cyc["evictServer"] if cyc["total"] is not None else None
             cpu_before = cpu
             if len(per_cycle) >= cycles:
                 break

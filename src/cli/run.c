@@ -320,8 +320,8 @@ read:
     bg_sync(&r->bg, m, (int64_t)time(NULL), r->first);
   r->first = false;
   live_sink sink;
-  live_sink_init(&sink, r->client, r->disc.policy_group_version, r->hostname, r->o->dry_run, &g_stop);
-  sink.events = r->events;
+  live_sink_init(&sink, r->client, r->events, r->disc.policy_group_version, r->hostname,
+                 r->o->dry_run, &g_stop);
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
   fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, &g_stop};
   /* VMSafety's cooldown needs each move remembered on its VMI */

@@ -340,31 +340,22 @@ static void live_event(eviction_sink *self, const pod *p, const char *type, cons
   sb_append(&path, "/apis/events.k8s.io/v1/namespaces/");
   kube_path_escape(&path, p->ns);
   sb_append(&path, "/events");
-  kube_response r = {0};
-  dserr err;
   char ref[512];
-  if (s->events)
-    event_sender_post(s->events, sb_str(&path), sb_str(&body), pod_ref(p, ref, sizeof ref));
-  else if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0)
-    LOGV(2, NULL, "Could not record an event", LSTR("pod", pod_ref(p, ref, sizeof ref)),
-         LSTR("err", err.msg));
-  else if (r.status >= 300)
-    LOGV(2, NULL, "Could not record an event", LSTR("pod", pod_ref(p, ref, sizeof ref)),
-         LINT("status", r.status));
-  kube_response_free(&r);
+  event_sender_post(s->events, sb_str(&path), sb_str(&body), pod_ref(p, ref, sizeof ref));
   sb_free(&body);
   sb_free(&path);
   sb_free(&name);
   sb_free(&inst);
 }
 
-void live_sink_init(live_sink *s, kube_client *c, const char *group_version, const char *hostname,
-                    bool dry_run, volatile sig_atomic_t *stop) {
+void live_sink_init(live_sink *s, kube_client *c, event_sender *events, const char *group_version,
+                    const char *hostname, bool dry_run, volatile sig_atomic_t *stop) {
   memset(s, 0, sizeof *s);
   s->base.evict = live_evict;
   s->base.event = dry_run ? NULL : live_event;
   s->base.dry_run = dry_run;
   s->client = c;
+  s->events = events;
   s->policy_group_version = group_version;
   s->hostname = hostname;
   s->stop = stop;

@@ -84,14 +84,13 @@ typedef struct {
   const char *policy_group_version;
   const char *hostname;
   volatile sig_atomic_t *stop; /* set by SIGTERM/SIGINT: no new requests */
-  event_sender *events;        /* when set, Events are queued to it instead of sent in turn */
+  event_sender *events;        /* Events are queued to it (sent in the background) */
 } live_sink;
 
 /* A sink that POSTs evictions (dry_run false) or only records them (dry_run true, upstream's
- * --dry-run: "Evicted pod in dry run mode", no API call, no events). An Event goes to
- * s->events when the caller sets it (events.h: sent in the background), else it is POSTed
- * before the cycle goes on. */
-void live_sink_init(live_sink *s, kube_client *c, const char *group_version, const char *hostname,
-                    bool dry_run, volatile sig_atomic_t *stop);
+ * --dry-run: "Evicted pod in dry run mode", no API call, no events). Events are queued to
+ * `events` (events.h: sent in the background by a client of their own). */
+void live_sink_init(live_sink *s, kube_client *c, event_sender *events, const char *group_version,
+                    const char *hostname, bool dry_run, volatile sig_atomic_t *stop);
 
 #endif
