@@ -11,7 +11,7 @@ Reads the files git tracks under ROOT (default: this checkout) and reports, one 
   - an absolute path of a development machine (/work/..., /root/..., /home/...), or the shared
     folder beside the development checkout (../shared; only tests/run-all.sh may look for it,
     and only if it is there);
-  - a docs/NAME.md that does not exist;
+  - a Markdown page under docs/ named but not there;
   - a relative Markdown link whose target is not in the repository, or whose #anchor is not a
     heading of the page it points to.
 tests/conformance/vectors/ (imported data) and this file are not read. Exit 1 when anything is
