@@ -689,6 +689,9 @@ static int decode_owners(dctx *c, pod *p, const doc_node *list) {
     r->kind = str_or(r->kind, "");
     r->name = str_or(r->name, "");
     r->uid = str_or(r->uid, "");
+    /* read by the DefaultEvictor at every pod of every cycle: kept as a bit */
+    if (strcmp(r->kind, "DaemonSet") == 0)
+      p->daemonset_owner = true;
   }
   return 0;
 }

@@ -233,8 +233,7 @@ static void record(cycle *cy, const pod *p, const char *profile, const char *plu
 
 bool fw_pod_gone(const pod *p) { return p->evicted; }
 
-pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *count) {
-  pod **out = ARENA_NEWN(h->scratch, pod *, n->npods ? n->npods : 1);
+size_t fw_node_pods_into(const node *n, bool non_terminal, pod **out) {
   size_t k = 0;
   for (size_t i = 0; i < n->npods; i++) {
     pod *p = n->pods[i];
@@ -242,7 +241,12 @@ pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *c
       continue;
     out[k++] = p;
   }
-  *count = k;
+  return k;
+}
+
+pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *count) {
+  pod **out = ARENA_NEWN(h->scratch, pod *, n->npods ? n->npods : 1);
+  *count = fw_node_pods_into(n, non_terminal, out);
   return out;
 }
 

@@ -166,6 +166,9 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason);
 /* Pods bound to n and still present, in name order; non_terminal drops Succeeded/Failed.
  * The array lives in h->scratch. */
 pod **fw_node_pods(plugin_handle *h, const node *n, bool non_terminal, size_t *count);
+/* The same into out (room for n->npods), returning the count: reads only n and its pods, so
+ * it may run beside other readers of the model. */
+size_t fw_node_pods_into(const node *n, bool non_terminal, pod **out);
 /* true when the cycle evicted p (it is gone for the rest of the cycle). */
 bool fw_pod_gone(const pod *p);
 /* Σ requests of the present non-terminal pods on n for resource `name` (milli), cached. */

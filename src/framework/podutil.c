@@ -244,10 +244,3 @@ bool pod_fits_any_other_node(plugin_handle *h, const pod *p, node **nodes, size_
 bool pod_fits_any_node(plugin_handle *h, const pod *p, node **nodes, size_t n) {
   return fits_any(h, p, nodes, n, false);
 }
-
-const owner_ref *pod_owner_of_kind(const pod *p, const char *kind) {
-  for (size_t i = 0; i < p->nowners; i++)
-    if (p->owners[i].kind[0] == kind[0] && strcmp(p->owners[i].kind, kind) == 0)
-      return &p->owners[i];
-  return NULL;
-}

@@ -40,8 +40,10 @@ bool pod_fits_any_other_node(plugin_handle *h, const pod *p, node **nodes, size_
 /* Same including the pod's own node (PodFitsAnyNode). */
 bool pod_fits_any_node(plugin_handle *h, const pod *p, node **nodes, size_t n);
 
-/* Owner reference of a kind, or NULL. */
-const owner_ref *pod_owner_of_kind(const pod *p, const char *kind);
+/* true when an owner reference is of kind DaemonSet (a bit the decoder sets). */
+static inline bool pod_is_daemonset(const pod *p) {
+  return p->daemonset_owner;
+}
 /* p carries the descheduler.alpha.kubernetes.io/... annotation bit. */
 static inline bool pod_has(const pod *p, unsigned ann) { return (p->annotations & ann) != 0; }
 

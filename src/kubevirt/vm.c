@@ -79,7 +79,7 @@ static void view(const model *m, const pod *p, vm_view *out, bool why) {
   }
   const char *domain = pod_x(p)->kubevirt_domain;
   out->vmi_name = domain;
-  const vmi_obj *v = model_find_vmi(m, p->ns, domain);
+  const vmi_obj *v = model_pod_vmi(m, p);
   out->vmi = v;
   if (!v && m->vmis_complete) {
     out->effect = VM_EFFECT_REFUSED;
@@ -221,7 +221,11 @@ kubevirt_flights *kubevirt_flights_build(const model *m, arena *a) {
 }
 
 const char *kubevirt_flight_of(const kubevirt_flights *f, const vmi_obj *v) {
-  long k = v ? model_vmi_position(f->m, v->ns, v->name) : -1;
+  /* a VMI of the flights' model knows its place; another one is looked up */
+  long k = !v ? -1
+           : v->index < f->m->vmis.n && f->m->vmis.items[v->index] == v
+               ? (long)v->index
+               : model_vmi_position(f->m, v->ns, v->name);
   return k < 0 ? NULL : f->desc[k];
 }
 

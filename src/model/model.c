@@ -2,6 +2,8 @@
 #include "model.h"
 
 #include "../util/hash.h"
+#include "../util/par.h"
+#include "../util/xalloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -325,6 +327,99 @@ static void vmi_map_free(model *m) {
   }
 }
 
+/* ---------- linking pods to their nodes (model_finish), on both cores ---------- */
+
+typedef struct {
+  model *m;
+  const ptr_map *nodes;
+  uint32_t *node_of;  /* by pod position: 1 + the index of its node, 0 for none */
+  uint32_t *count[2]; /* by node index: the pods each part found there, then its cursors */
+  size_t split;       /* where the second part starts */
+} link_job;
+
+/* Pods [lo, hi) of the positions counted in count (one side of the split) */
+static void link_range(link_job *j, size_t lo, size_t hi, uint32_t *count) {
+  model *m = j->m;
+  for (size_t i = lo; i < hi; i++) {
+    pod *p = m->pods.items[i];
+    /* what a cycle leaves on a pod, cleared here in the pass that links it (a watch cache's
+     * view reuses its pods cycle after cycle; fresh ones have these zero already) */
+    p->evicted = p->leaving = false;
+    p->metrics = NULL;
+    p->vmi_link = 0;
+    if (m->vmis.n && (p->annotations & ANN_KUBEVIRT_DOMAIN))
+      p->vmi_link = (uint32_t)(model_vmi_position(m, p->ns, pod_x(p)->kubevirt_domain) + 1);
+    p->node = *p->node_name ? ptr_map_get(j->nodes, p->node_name, NULL) : NULL;
+    j->node_of[i] = p->node ? p->node->index + 1 : 0;
+    if (p->node)
+      count[p->node->index]++;
+  }
+}
+
+static void fill_range(link_job *j, size_t lo, size_t hi, uint32_t *cursor) {
+  for (size_t i = lo; i < hi; i++)
+    if (j->node_of[i]) {
+      node *n = j->m->nodes.items[j->node_of[i] - 1];
+      n->pods[cursor[n->index]++] = j->m->pods.items[i];
+    }
+}
+
+/* The pods before j->split are counted (and placed) with count[0], the others with count[1],
+ * however par_halves cut the range: a part run alone covers both sides. */
+static void by_side(link_job *j, size_t lo, size_t hi,
+                    void (*range)(link_job *j, size_t lo, size_t hi, uint32_t *count)) {
+  if (lo < j->split)
+    range(j, lo, hi < j->split ? hi : j->split, j->count[0]);
+  if (hi > j->split)
+    range(j, lo > j->split ? lo : j->split, hi, j->count[1]);
+}
+
+/* Links the pods of [lo, hi) to their nodes and clears what a cycle leaves on them. */
+static void link_part(void *ctx, size_t lo, size_t hi) { by_side(ctx, lo, hi, link_range); }
+
+/* Puts the pods of [lo, hi) in their nodes' lists. */
+static void fill_part(void *ctx, size_t lo, size_t hi) { by_side(ctx, lo, hi, fill_range); }
+
+/* Sorts the pod lists of nodes [lo, hi) by name. */
+static void sort_part(void *ctx, size_t lo, size_t hi) {
+  link_job *j = ctx;
+  for (size_t i = lo; i < hi; i++)
+    sort_vec(j->m->nodes.items[i]->pods, j->m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
+}
+
+/* Links every pod to its node and gives each node its pods sorted by name. Both parts of each
+ * step write only their own pods' fields, their own counts and their own slots of the lists,
+ * so the result is the one a single pass gives. */
+static void link_pods(model *m, const ptr_map *nodes) {
+  size_t np = m->pods.n, nn = m->nodes.n ? m->nodes.n : 1;
+  link_job j = {m,
+                nodes,
+                xmalloc((np ? np : 1) * sizeof *j.node_of),
+                {xcalloc(nn, sizeof(uint32_t)), xcalloc(nn, sizeof(uint32_t))},
+                np / 2};
+  const size_t min_pods = 20000; /* below this a thread costs more than it saves */
+  par_halves(np, j.split, min_pods, link_part, &j);
+  size_t total = 0, half = 0;
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    node *n = m->nodes.items[i];
+    n->npods = j.count[0][i] + j.count[1][i];
+    n->pods = ARENA_NEWN(m->mem, pod *, n->npods ? n->npods : 1);
+    /* the first part fills each list from the front, the second after the first's pods */
+    j.count[1][i] = j.count[0][i];
+    j.count[0][i] = 0;
+    total += n->npods;
+  }
+  par_halves(np, j.split, min_pods, fill_part, &j);
+  /* the nodes split where half the pods are sorted */
+  size_t split = 0;
+  while (split < m->nodes.n && 2 * half < total)
+    half += m->nodes.items[split++]->npods;
+  par_halves(m->nodes.n, split, min_pods / 32, sort_part, &j);
+  free(j.node_of);
+  free(j.count[0]);
+  free(j.count[1]);
+}
+
 int model_finish(model *m, dserr *err) {
   /* everything is decoded: what is shared stays shared, the table is not needed any more */
   if (m->shared) {
@@ -353,10 +448,8 @@ int model_finish(model *m, dserr *err) {
     if (strcmp(m->nodes.items[i]->name, m->nodes.items[i - 1]->name) == 0)
       return dserr_set(err, "node \"%s\" appears more than once", m->nodes.items[i]->name);
   /* node names and namespaces are interned (pointer identity), pod names are compared */
-  ptr_map nodes, pods = {0};
+  ptr_map nodes;
   ptr_map_init(&nodes, m->nodes.n, false);
-  if (!m->keys_unique)
-    ptr_map_init(&pods, m->pods.n, true);
   for (size_t i = 0; i < m->nodes.n; i++) {
     node *n = m->nodes.items[i];
     n->npods = 0;
@@ -365,35 +458,21 @@ int model_finish(model *m, dserr *err) {
     ptr_map_put(&nodes, n->name, NULL, n);
   }
   int rc = 0;
-  for (size_t i = 0; i < m->pods.n; i++) {
-    pod *p = m->pods.items[i];
-    if (!m->keys_unique && ptr_map_put(&pods, p->ns, p->name, p)) {
-      rc = dserr_set(err, "pod \"%s/%s\" appears more than once", p->ns, p->name);
-      goto out;
+  if (!m->keys_unique) {
+    ptr_map pods;
+    ptr_map_init(&pods, m->pods.n, true);
+    for (size_t i = 0; i < m->pods.n && rc == 0; i++) {
+      pod *p = m->pods.items[i];
+      if (ptr_map_put(&pods, p->ns, p->name, p))
+        rc = dserr_set(err, "pod \"%s/%s\" appears more than once", p->ns, p->name);
     }
-    /* what a cycle leaves on a pod, cleared here in the pass that links it (a watch cache's
-     * view reuses its pods cycle after cycle; fresh ones have these zero already) */
-    p->evicted = p->leaving = false;
-    p->metrics = NULL;
-    p->node = *p->node_name ? ptr_map_get(&nodes, p->node_name, NULL) : NULL;
-    if (p->node)
-      p->node->npods++;
+    free(pods.slots);
+    if (rc < 0)
+      goto out;
   }
-  for (size_t i = 0; i < m->nodes.n; i++) {
-    node *n = m->nodes.items[i];
-    n->pods = ARENA_NEWN(m->mem, pod *, n->npods ? n->npods : 1);
-    n->npods = 0;
-  }
-  for (size_t i = 0; i < m->pods.n; i++) {
-    pod *p = m->pods.items[i];
-    if (p->node)
-      p->node->pods[p->node->npods++] = p;
-  }
-  for (size_t i = 0; i < m->nodes.n; i++)
-    sort_vec(m->nodes.items[i]->pods, m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
+  link_pods(m, &nodes);
 out:
   free(nodes.slots);
-  free(pods.slots);
   return rc;
 }
 

@@ -176,6 +176,7 @@ typedef struct pod {
   bool local_storage : 1;     /* a hostPath or emptyDir volume */
   bool resource_claims : 1;   /* spec.resourceClaims non-empty */
   bool launcher_label : 1;    /* labelled kubevirt.io=virt-launcher (kubevirt_is_launcher) */
+  bool daemonset_owner : 1;   /* an owner reference of kind DaemonSet (pod_is_daemonset) */
   /* per-cycle state, owned by the framework */
   bool evicted : 1; /* evicted by this cycle: gone for the rest of it */
   bool leaving : 1; /* eviction requested in background (live migration); reports only */
@@ -188,6 +189,9 @@ typedef struct pod {
   /* actual utilization (model_link_metrics): its PodMetrics, NULL when none was read */
   const struct pod_metrics_obj *metrics;
   uint32_t nrequest_keys, ncontainer_status, nconditions;
+  /* 1 + the position in the model's vmis of the VMI the pod's kubevirt.io/domain annotation
+   * names, 0 for none: linked by model_finish (model_pod_vmi) */
+  uint32_t vmi_link;
 } pod;
 
 extern const pod_extra pod_extra_none;
@@ -417,6 +421,11 @@ namespace_obj *model_find_namespace(const model *m, const char *name);
 pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);
 priority_class_obj *model_find_priority_class(const model *m, const char *name);
 vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name);
+/* The VMI a pod's kubevirt.io/domain annotation names in its namespace, or NULL: what
+ * model_find_vmi would answer, linked once per model by model_finish. */
+static inline vmi_obj *model_pod_vmi(const model *m, const pod *p) {
+  return p->vmi_link ? m->vmis.items[p->vmi_link - 1] : NULL;
+}
 /* The position of that VMI in m->vmis (vmis sorted by model_finish), or -1. */
 long model_vmi_position(const model *m, const char *ns, const char *name);
 

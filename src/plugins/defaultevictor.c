@@ -368,7 +368,7 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
   }
   if ((a->protections & PROT_LOCAL_STORAGE) && p->local_storage)
     add_error(&fails, &n, "pod has local storage and is protected against eviction");
-  if ((a->protections & PROT_DAEMONSET) && pod_owner_of_kind(p, "DaemonSet"))
+  if ((a->protections & PROT_DAEMONSET) && pod_is_daemonset(p))
     add_error(&fails, &n, "daemonset pods are protected against eviction");
   if (a->protections & PROT_PVC)
     check_pvc(h->m, a, p, &fails, &n);

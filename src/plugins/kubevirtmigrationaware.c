@@ -119,9 +119,7 @@ static int kma_prepare(void *vargs, const plugin_env *env, dserr *err) {
 }
 
 static const vmi_obj *vmi_of(plugin_handle *h, const pod *p) {
-  if (!(p->annotations & ANN_KUBEVIRT_DOMAIN))
-    return NULL;
-  return model_find_vmi(h->m, p->ns, pod_x(p)->kubevirt_domain);
+  return model_pod_vmi(h->m, p);
 }
 
 static bool kma_filter(plugin_handle *h, const void *vargs, const pod *p) {

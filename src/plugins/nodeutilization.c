@@ -2,6 +2,7 @@
 #include "nodeutilization.h"
 
 #include "../framework/podutil.h"
+#include "../util/par.h"
 #include "../util/quantity.h"
 #include "../util/strbuf.h"
 
@@ -106,6 +107,40 @@ static void requests_node_usage(const nu_resources *r, nu_node *nn) {
   nu_set_percentages(nn, r);
 }
 
+/* ---------- every node's requests, on both cores ---------- */
+
+typedef struct {
+  const nu_resources *r;
+  node **nodes;
+  nu_node *out;
+} usage_job;
+
+/* Nodes [lo, hi): their present pods and the sums of their requests (each part writes only
+ * its own nodes' entries, whose pod arrays were allocated before). */
+static void usage_part(void *ctx, size_t lo, size_t hi) {
+  usage_job *j = ctx;
+  for (size_t i = lo; i < hi; i++) {
+    nu_node *nn = &j->out[i];
+    nn->npods = fw_node_pods_into(j->nodes[i], true, nn->pods);
+    requests_node_usage(j->r, nn);
+  }
+}
+
+static void requests_usage_all(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
+                               nu_node *out) {
+  size_t total = 0, half = 0, split = 0;
+  for (size_t i = 0; i < n; i++) {
+    out[i].node = nodes[i];
+    out[i].pods = ARENA_NEWN(h->scratch, pod *, nodes[i]->npods ? nodes[i]->npods : 1);
+    total += nodes[i]->npods;
+  }
+  /* the nodes split where half the pods are */
+  while (split < n && 2 * half < total)
+    half += nodes[split++]->npods;
+  usage_job j = {r, nodes, out};
+  par_halves(n, split, 256, usage_part, &j);
+}
+
 const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err) {
   const prom_answer *a = model_find_prom_answer(m, query);
   if (!a)
@@ -126,6 +161,10 @@ nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_
   if (kind == NU_PROMETHEUS && !(answer = nu_prom_answer(h->m, src->query, err)))
     return NULL;
   nu_node *out = ARENA_NEWN(h->scratch, nu_node, n ? n : 1);
+  if (kind == NU_REQUESTS) {
+    requests_usage_all(h, r, nodes, n, out);
+    return out;
+  }
   for (size_t i = 0; i < n; i++) {
     nu_node *nn = &out[i];
     nn->node = nodes[i];
