@@ -399,7 +399,6 @@ static void link_pods(model *m, const ptr_map *nodes) {
                 np / 2};
   const size_t min_pods = 20000; /* below this a thread costs more than it saves */
   par_halves(np, j.split, min_pods, link_part, &j);
-  size_t total = 0, half = 0;
   for (size_t i = 0; i < m->nodes.n; i++) {
     node *n = m->nodes.items[i];
     n->npods = j.count[0][i] + j.count[1][i];
@@ -407,17 +406,22 @@ static void link_pods(model *m, const ptr_map *nodes) {
     /* the first part fills each list from the front, the second after the first's pods */
     j.count[1][i] = j.count[0][i];
     j.count[0][i] = 0;
-    total += n->npods;
   }
   par_halves(np, j.split, min_pods, fill_part, &j);
-  /* the nodes split where half the pods are sorted */
-  size_t split = 0;
-  while (split < m->nodes.n && 2 * half < total)
-    half += m->nodes.items[split++]->npods;
-  par_halves(m->nodes.n, split, min_pods / 32, sort_part, &j);
+  par_halves(m->nodes.n, model_nodes_half_pods(m->nodes.items, m->nodes.n), min_pods / 32,
+             sort_part, &j);
   free(j.node_of);
   free(j.count[0]);
   free(j.count[1]);
+}
+
+size_t model_nodes_half_pods(node *const *nodes, size_t n) {
+  size_t total = 0, half = 0, split = 0;
+  for (size_t i = 0; i < n; i++)
+    total += nodes[i]->npods;
+  while (split < n && 2 * half < total)
+    half += nodes[split++]->npods;
+  return split;
 }
 
 int model_finish(model *m, dserr *err) {

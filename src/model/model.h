@@ -426,6 +426,9 @@ vmi_obj *model_find_vmi(const model *m, const char *ns, const char *name);
 static inline vmi_obj *model_pod_vmi(const model *m, const pod *p) {
   return p->vmi_link ? m->vmis.items[p->vmi_link - 1] : NULL;
 }
+/* Where to split nodes[0..n) so that each side holds about half of their pods (n->npods):
+ * the first position whose nodes before it hold half or more (par_halves' split). */
+size_t model_nodes_half_pods(node *const *nodes, size_t n);
 /* The position of that VMI in m->vmis (vmis sorted by model_finish), or -1. */
 long model_vmi_position(const model *m, const char *ns, const char *name);
 

@@ -128,17 +128,12 @@ static void usage_part(void *ctx, size_t lo, size_t hi) {
 
 static void requests_usage_all(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
                                nu_node *out) {
-  size_t total = 0, half = 0, split = 0;
   for (size_t i = 0; i < n; i++) {
     out[i].node = nodes[i];
     out[i].pods = ARENA_NEWN(h->scratch, pod *, nodes[i]->npods ? nodes[i]->npods : 1);
-    total += nodes[i]->npods;
   }
-  /* the nodes split where half the pods are */
-  while (split < n && 2 * half < total)
-    half += nodes[split++]->npods;
   usage_job j = {r, nodes, out};
-  par_halves(n, split, 256, usage_part, &j);
+  par_halves(n, model_nodes_half_pods(nodes, n), 256, usage_part, &j);
 }
 
 const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err) {
