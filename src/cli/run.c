@@ -370,18 +370,22 @@ typedef struct {
   volatile sig_atomic_t quit;
 } renewer;
 
+/* the renewer was told to quit, or the process is stopping */
+static bool renewer_done(renewer *rn) {
+  return __atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || stopping();
+}
+
 static void *renew_loop(void *arg) {
   renewer *rn = arg;
   dserr err;
-  while (!__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) && !stopping()) {
+  while (!renewer_done(rn)) {
     int64_t slept = 0;
-    while (slept < rn->retry_period && !__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) &&
-           !stopping()) {
+    while (slept < rn->retry_period && !renewer_done(rn)) {
       struct timespec ts = {0, 50000000L};
       nanosleep(&ts, NULL);
       slept += 50000000LL;
     }
-    if (__atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || stopping())
+    if (renewer_done(rn))
       break;
     int got = lease_try(rn->le, &err);
     if (got < 0)
