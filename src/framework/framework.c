@@ -832,8 +832,12 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
     out->skipped = true;
     goto done;
   }
+  /* the plugins' lines in large writes (log_hold); the API client writes them out before
+   * each request it sends */
+  log_hold();
   run_point(&cy, false);
   run_point(&cy, true);
+  log_release();
   out->requests = opt->evictions_in_background ? bg->n : 0;
   LOGV(1, NULL, "Number of evictions/requests", LUINT("totalEvicted", out->evicted),
        LUINT("evictionRequests", out->requests));

@@ -145,6 +145,7 @@ static double mono_now(void) {
 static void sleep_seconds(double s) {
   if (s <= 0)
     return;
+  log_flush();
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
     ;
@@ -1021,6 +1022,7 @@ static int request_impl(kube_client *c, const char *method, const char *path,
   int rc = -1;
   bool reran_exec = false;
   for (int attempt = 0;; attempt++) {
+    log_flush(); /* held log lines go out before the wait for the server */
     rate_wait(c);
     dserr cerr;
     const char *token;

@@ -110,14 +110,77 @@ static void json_header(strbuf *sb, int v, const char *file, int line) {
   (void)v;
 }
 
+/* Lines held by log_hold (g_lock guards them): written when they reach HELD_BYTES, when the
+ * first of them is HELD_SECONDS old as a new line comes, and by log_flush and log_release. */
+#define HELD_BYTES (64 * 1024)
+#define HELD_SECONDS 0.1
+static int g_hold;
+static strbuf g_held;
+static double g_held_since;
+
+static double mono_coarse(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* g_lock held */
+static void write_out(const char *buf, size_t len) {
+  FILE *out = g_stream ? g_stream : stderr;
+  fwrite(buf, 1, len, out);
+  fflush(out);
+}
+
+/* g_lock held */
+static void write_held(void) {
+  if (g_held.len)
+    write_out(g_held.buf, g_held.len);
+  g_held.len = 0;
+}
+
 static void flush_line(strbuf *sb) {
   sb_appendc(sb, '\n');
   pthread_mutex_lock(&g_lock);
-  FILE *out = g_stream ? g_stream : stderr;
-  fwrite(sb->buf, 1, sb->len, out);
-  fflush(out);
+  if (!g_hold) {
+    write_out(sb->buf, sb->len);
+  } else {
+    double now = mono_coarse();
+    if (!g_held.len)
+      g_held_since = now;
+    sb_appendn(&g_held, sb->buf, sb->len);
+    if (g_held.len >= HELD_BYTES || now - g_held_since >= HELD_SECONDS)
+      write_held();
+  }
   pthread_mutex_unlock(&g_lock);
   sb_free(sb);
+}
+
+void log_flush(void) {
+  pthread_mutex_lock(&g_lock);
+  write_held();
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void flush_at_exit(void) { log_flush(); }
+
+void log_hold(void) {
+  static bool registered;
+  pthread_mutex_lock(&g_lock);
+  if (!registered) {
+    atexit(flush_at_exit); /* an exit() while lines are held still writes them */
+    registered = true;
+  }
+  g_hold++;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void log_release(void) {
+  pthread_mutex_lock(&g_lock);
+  if (g_hold && --g_hold == 0) {
+    write_held();
+    sb_free(&g_held);
+  }
+  pthread_mutex_unlock(&g_lock);
 }
 
 static void append_fields(strbuf *sb, const log_field *fields, size_t n, int json) {

@@ -53,6 +53,15 @@ void log_set_stream(FILE *f);
 #include <stdbool.h>
 void log_mute(bool on);
 
+/* Between log_hold and log_release (they nest), lines are collected and written in large
+ * writes: when 64 KiB are held, when the first held line is 0.1 s old as another comes, at
+ * log_flush, at log_release and at exit(). A cycle's decisions write thousands of lines; one
+ * write each cost a tenth of the cycle. Whoever holds calls log_flush before waiting on
+ * anything (the API client does before every request), so no line waits behind a slow call. */
+void log_hold(void);
+void log_release(void);
+void log_flush(void);
+
 /* sev: 'I', 'W', 'E'. err may be NULL. */
 void log_write(char sev, int v, const char *file, int line, const char *msg, const char *err,
                const log_ctx *ctx, const log_field *fields, size_t n);
