@@ -237,6 +237,8 @@ size_t fw_node_pods_into(const node *n, bool non_terminal, pod **out) {
   size_t k = 0;
   for (size_t i = 0; i < n->npods; i++) {
     pod *p = n->pods[i];
+    if (i + POD_AHEAD < n->npods)
+      pod_prefetch(n->pods[i + POD_AHEAD]);
     if (p->evicted || (non_terminal && pod_is_terminal(p)))
       continue;
     out[k++] = p;

@@ -178,6 +178,23 @@ static size_t rd_mget(const rd_memo *m, const void *const key[5]) {
   return m->cap ? rd_mfind(m, key)->val : SIZE_MAX;
 }
 
+static void rd_memo_key(const pod *p, const void *key[5]) {
+  key[0] = p->ns;
+  key[1] = p->owners;
+  key[2] = (const void *)(uintptr_t)p->nowners;
+  key[3] = p->images;
+  key[4] = (const void *)(uintptr_t)p->nimages;
+}
+
+/* Asks for the slot rd_mget will read for p (the memo is too large to stay in cache). */
+static void rd_memo_prefetch(const rd_memo *m, const pod *p) {
+  if (!m->cap)
+    return;
+  const void *key[5];
+  rd_memo_key(p, key);
+  __builtin_prefetch(&m->slots[(size_t)rd_thash(key, 5) & (m->cap - 1)]);
+}
+
 /* Stores val for key (key must not be present). */
 static void rd_mput(rd_memo *m, const void *const key[5], size_t val) {
   if (2 * (m->n + 1) > m->cap) {
@@ -378,8 +395,8 @@ static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
 /* The pod's signature and owner keys: one lookup for a pod whose arrays were seen before
  * (owner keys are added in the order their first pod is met, as without the memo). */
 static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const pod *p) {
-  const void *memo[5] = {p->ns, p->owners, (const void *)(uintptr_t)p->nowners, p->images,
-                         (const void *)(uintptr_t)p->nimages};
+  const void *memo[5];
+  rd_memo_key(p, memo);
   size_t i = rd_mget(&g->memo, memo);
   if (i != SIZE_MAX)
     return &g->keys[i];
@@ -421,6 +438,10 @@ static void rd_scan_node(plugin_handle *h, const rd_args *a, rd_owners *owners, 
    * (what fw_node_pods would copy: the pods not gone and not terminal) */
   for (size_t i = 0; i < nd->npods; i++) {
     pod *p = nd->pods[i];
+    if (i + POD_AHEAD < nd->npods)
+      pod_prefetch(nd->pods[i + POD_AHEAD]);
+    if (i + POD_AHEAD / 2 < nd->npods)
+      rd_memo_prefetch(&sigs->memo, nd->pods[i + POD_AHEAD / 2]);
     if (fw_pod_gone(p) || pod_is_terminal(p) || !rd_pod_filter(h, a, p))
       continue;
     if (p->nowners == 0 || rd_excluded_owner(a, p) || p->nimages == 0)
@@ -516,8 +537,12 @@ static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
   const rd_args *a = vargs;
   rd_owners owners = {.a = h->scratch};
   rd_sigs sigs = {.a = h->scratch};
-  for (size_t i = 0; i < h->nnodes; i++)
+  for (size_t i = 0; i < h->nnodes; i++) {
+    if (i + 1 < h->nnodes) /* the next node's first pods, which its loop does not ask for */
+      for (size_t k = 0; k < POD_AHEAD && k < h->nodes[i + 1]->npods; k++)
+        pod_prefetch(h->nodes[i + 1]->pods[k]);
     rd_scan_node(h, a, &owners, &sigs, h->nodes[i], i);
+  }
   for (size_t i = 0; i < owners.n; i++)
     if (owners.items[i].ndups && rd_balance_owner(h, &owners.items[i]) == RD_STOP)
       break;
