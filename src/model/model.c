@@ -380,11 +380,24 @@ static void link_part(void *ctx, size_t lo, size_t hi) { by_side(ctx, lo, hi, li
 /* Puts the pods of [lo, hi) in their nodes' lists. */
 static void fill_part(void *ctx, size_t lo, size_t hi) { by_side(ctx, lo, hi, fill_range); }
 
-/* Sorts the pod lists of nodes [lo, hi) by name. */
+/* Asks for what cmp_pod_name reads of the pods of node i: at stage 0 the line of each pod
+ * that holds its name pointer, at stage 1 (that line arrived) the names themselves. */
+static void sort_prefetch(const link_job *j, size_t i, int stage) {
+  const node *n = j->m->nodes.items[i];
+  for (size_t k = 0; k < n->npods; k++)
+    __builtin_prefetch(stage ? (const void *)n->pods[k]->name : (const void *)&n->pods[k]->name);
+}
+
+/* Sorts the pod lists of nodes [lo, hi) by name, asking for the next nodes' names ahead. */
 static void sort_part(void *ctx, size_t lo, size_t hi) {
   link_job *j = ctx;
-  for (size_t i = lo; i < hi; i++)
+  for (size_t i = lo; i < hi; i++) {
+    if (i + 2 < hi)
+      sort_prefetch(j, i + 2, 0);
+    if (i + 1 < hi)
+      sort_prefetch(j, i + 1, 1);
     sort_vec(j->m->nodes.items[i]->pods, j->m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
+  }
 }
 
 /* Links every pod to its node and gives each node its pods sorted by name. Both parts of each
