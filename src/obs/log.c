@@ -161,13 +161,11 @@ void log_flush(void) {
   pthread_mutex_unlock(&g_lock);
 }
 
-static void flush_at_exit(void) { log_flush(); }
-
 void log_hold(void) {
   static bool registered;
   pthread_mutex_lock(&g_lock);
   if (!registered) {
-    atexit(flush_at_exit); /* an exit() while lines are held still writes them */
+    atexit(log_flush); /* an exit() while lines are held still writes them */
     registered = true;
   }
   g_hold++;

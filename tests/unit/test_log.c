@@ -95,8 +95,8 @@ static void test_size_and_age_limits(void **state) {
     line(n);
   written(f, got, sizeof got);
   size_t before = strlen(got);
-  assert_true(before > 0);                         /* 64 KiB went out */
-  assert_null(strstr(got, ",1999"));               /* the last ones are still held */
+  assert_true(before > 0);           /* 64 KiB went out */
+  assert_null(strstr(got, ",1999")); /* the last ones are still held */
   log_release();
   written(f, got, sizeof got);
   int seen = 0; /* every line once, in order */
