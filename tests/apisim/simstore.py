@@ -46,7 +46,9 @@ EMPTY = {}
 
 
 class Entry:
-    __slots__ = ("raw", "uid", "ns", "name", "labels", "fields", "info", "rv")
+    # an entry is one version of an object, never changed once made; "kv" is left unset for
+    # KubeVirtSim to cache what it reads of a launcher's bytes (simkubevirt.launcher_flags)
+    __slots__ = ("raw", "uid", "ns", "name", "labels", "fields", "info", "rv", "kv")
 
     def obj(self):
         return loads(self.raw)

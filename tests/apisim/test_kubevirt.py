@@ -247,6 +247,17 @@ class EvictionToMigration(unittest.TestCase):
         self.assertEqual(self.sim.obj("/api/v1/namespaces/vms/pods/" + target)["status"]["phase"], "Failed")
         self.assertEqual(self.vmi("vm-c")["status"]["migrationState"]["failed"], True)
 
+    def test_a_launcher_changed_after_an_idle_tick_is_looked_at_again(self):
+        # the controllers skip VMIs they found idle until a write concerns them; a write to the
+        # launcher alone must bring vm-a back: its request-evict-only annotation is restored
+        pod = self.sim.wait_for(lambda: (lambda p: EVICT_ONLY in p["metadata"].get("annotations", {}) and p)(
+            self.sim.launcher("vms", "vm-a")), what="request-evict-only on vm-a's launcher")
+        path = "/api/v1/namespaces/vms/pods/" + pod["metadata"]["name"]
+        self.sim.control("POST", "migrations/advance", {"seconds": 1})  # a tick has run since
+        merge(self.sim, path, {"metadata": {"annotations": {EVICT_ONLY: None}}})
+        self.sim.wait_for(lambda: EVICT_ONLY in self.sim.obj(path)["metadata"].get("annotations", {}),
+                          what="request-evict-only restored")
+
     def test_drain_taint_evacuates_migratable_vmis(self):
         merge(self.sim, "/api/v1/nodes/worker-2", {"spec": {"taints": [{"key": "kubevirt.io/drain",
                                                                           "effect": "NoSchedule"}]}})
