@@ -7,7 +7,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DATA=$ROOT/tests/data/cli
 EXAMPLE=$ROOT/examples/kubevirt-rebalance
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+# stop_jobs: stops what the script left running in the background (a descheduler loop started
+# with & and not yet stopped when a check failed), so that it does not outlive the script and
+# run on beside the next ones. The EXIT traps of lib.sh, livelib.sh and promlib.sh call it.
+stop_jobs() {
+  local p
+  for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+}
+trap 'stop_jobs; rm -rf "$TMP"' EXIT
 checks=0
 
 # Skips. A script that cannot run here says so on stdout with skip_script (exit 77, the code

@@ -12,6 +12,7 @@ KUBECTL=${KUBECTL:-$ROOT/.deps/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "kubectl not found at $KUBECTL (run scripts/deps.sh test)" >&2; exit 1; }
 SIM_PIDS=()
 cleanup_sims() {
+  stop_jobs
   for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${SIM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
   rm -rf "$TMP"

@@ -26,6 +26,7 @@ PROM_PIDS=()
 # track_pid PID: another background process of the script, stopped at exit
 track_pid() { PROM_PIDS+=("$1"); }
 cleanup_proms() {
+  stop_jobs
   for p in "${PROM_PIDS[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${PROM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
   if declare -F cleanup_sims >/dev/null; then cleanup_sims; else rm -rf "$TMP"; fi
