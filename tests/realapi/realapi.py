@@ -463,9 +463,11 @@ def main():
     workdir = args.dir or tempfile.mkdtemp(prefix="realapi.")
     os.makedirs(workdir, exist_ok=True)
     cluster = Cluster(workdir, args.migration_seconds)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *a: stop.set())
-    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    # the handlers only append: one that takes a lock (Event.set does) deadlocks the main
+    # thread when a second signal lands while the first handler holds it
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
+    signal.signal(signal.SIGINT, lambda *a: stopping.append(1))
     code = 0
     try:
         t0 = time.time()
@@ -487,11 +489,14 @@ def main():
         log("etcd + kube-apiserver ready in %.1f s; %d objects loaded; control %s; dir %s"
             % (t1 - t0, n, url, workdir))
         print("ready", flush=True)
-        while not stop.wait(0.5):
+        while not stopping:
+            time.sleep(0.5)
+            if stopping:
+                break
             for name, p in cluster.procs:
                 if p.poll() is not None:
                     log("%s exited with status %d (see %s/%s.log)" % (name, p.returncode, workdir, name))
-                    stop.set()
+                    stopping.append(1)
                     code = 1
     except Exception as e:
         log(str(e))
