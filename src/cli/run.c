@@ -105,6 +105,7 @@ typedef struct {
   bool allow_http;
   bool watch_cache;
   int64_t watch_stall;
+  long long watch_compact;
 } run_opts;
 
 static double mono_seconds(void) {
@@ -236,6 +237,7 @@ static model *cache_model(runner *r, cycle_timings *tm, dserr *err) {
     watch_options wo = {r->cfg, r->o->qps, (int)r->o->burst, r->disc.kubevirt,
                         (int)r->o->page_size, r->kd || fw_reads_pod_conditions(r->pol),
                         (long)(r->o->watch_stall / 1000000000LL)};
+    wo.compact_bytes = (size_t)r->o->watch_compact;
     r->cache = watch_cache_new(r->client, &wo, err);
     if (!r->cache)
       return NULL;
@@ -254,6 +256,7 @@ static model *cache_model(runner *r, cycle_timings *tm, dserr *err) {
   watch_stats ws;
   watch_cache_stats(r->cache, &ws);
   tm->model = ws.bytes;
+  tm->shared = ws.shared;
   tm->objects = ws.objects;
   return m;
 }
@@ -447,6 +450,7 @@ int cmd_run(int argc, char **argv) {
   o.exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
   o.watch_cache = true;
   o.watch_stall = 150LL * 1000000000LL;
+  o.watch_compact = 16LL << 20;
   flag_def defs[] = {
       {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
@@ -503,6 +507,7 @@ int cmd_run(int argc, char **argv) {
       {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
       {"watch-cache", NULL, FLAG_BOOL, &o.watch_cache, "with an interval: list the cluster once and keep it current with watches instead of listing it every cycle (not in upstream, whose informers always watch)", "true"},
       {"watch-stall-timeout", NULL, FLAG_DURATION, &o.watch_stall, "with the watch cache: a watch that sends nothing (not even a bookmark) for this long is opened again", "2m30s"},
+      {"watch-cache-compact-bytes", NULL, FLAG_INT, &o.watch_compact, "with the watch cache: once the strings and arrays its objects share (label values, owner and container status arrays) have grown by this many bytes since every kind was last listed, every kind is listed again into a fresh table so that what no object uses any more is freed; 0 = never (not in upstream)", "16777216"},
       {"psi", NULL, FLAG_STRING, &o.psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", "auto"},
       {NULL}};
   const char *pos[1];
@@ -543,6 +548,10 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.page_size < 1) {
     fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
+    return EXIT_CONFIG;
+  }
+  if (o.watch_compact < 0) {
+    fprintf(stderr, "descheduler: --watch-cache-compact-bytes must not be negative\n");
     return EXIT_CONFIG;
   }
   if (o.watch_stall < 1000000000LL) {

@@ -47,6 +47,8 @@ void timings_log(const cycle_timings *t) {
   f[n++] = LUINT("objects", t->objects);
   f[n++] = LUINT("pods", t->pods);
   f[n++] = LUINT("model", t->model);
+  if (t->shared)
+    f[n++] = LUINT("shared", t->shared);
   f[n++] = LUINT("rss", rss_bytes());
   log_write('I', 3, __FILE__, __LINE__, "Cycle timings", NULL, NULL, f, n);
 }

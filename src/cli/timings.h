@@ -9,7 +9,8 @@
  * page bodies and decode = decoding them into the model (with model_finish); decide = the
  * framework's cycle without the time spent in the eviction sink; evict = in the sink
  * (eviction requests, queueing their events, recording VM moves). total = the whole cycle.
- * Then the pages and bytes listed, the objects read, the pods and the model's bytes, and rss:
+ * Then the pages and bytes listed, the objects read, the pods and the model's bytes (with the
+ * watch cache: shared, the part its objects share, see kube/watch.h), and rss:
  * the resident memory (bytes) at the end of the cycle, with its model still held. */
 #ifndef DS_CLI_TIMINGS_H
 #define DS_CLI_TIMINGS_H
@@ -22,6 +23,7 @@ typedef struct {
   double list, fetch, decode, decide, evict, total;
   size_t pages, bytes, objects;
   size_t pods, model; /* the model's pods and the bytes it holds (model_bytes) */
+  size_t shared;      /* watch cache: of model, what its objects share (0: no cache) */
 } cycle_timings;
 
 /* Logs t as the "Cycle timings" line at V3; fields that do not apply (simulate does not

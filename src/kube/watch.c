@@ -116,6 +116,7 @@ typedef struct {
   tombstone tombs[TOMBSTONES];
   size_t ntombs, tomb_next;
   bool listed;       /* a list is current (none yet, or a 410 since: false) */
+  uint64_t floor_rv; /* the current list's resourceVersion: events at or below it are in it */
   bool ever_listed;
   const char *relist_reason;
   bool broken;       /* the last watch request failed */
@@ -144,6 +145,10 @@ struct watch_cache {
   wmsg *head, *tail;
   int quit;            /* set once, at free; read with quitting() where w->mu is not held */
   size_t object_bytes; /* every entry's entry_bytes */
+  /* compaction: what objects share, measured when every kind was last listed (0: not yet) */
+  size_t shared_base;
+  double compact_retry_at;
+  int compact_failures;
 };
 
 /* resourceVersion as a number, 0 when it is not one (it is opaque to clients; etcd's are) */
@@ -369,6 +374,11 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   }
   ns = ns ? ns : "";
   uint64_t rv = rv_number(doc_str(doc_get(md, "resourceVersion")));
+  if (rv && rv <= r->floor_rv) {
+    /* from a stream older than the list (one a compaction left open): the list holds it */
+    ignore_event(r, tname, ns, name, "not newer than the cache's list");
+    return;
+  }
   bool found;
   size_t i = find(r->items, r->n, ns, name, &found);
   if (type == 'D') {
@@ -428,6 +438,7 @@ typedef struct {
   wentry *items; /* the new list */
   size_t n, cap;
   char *rv;      /* the list's resourceVersion (heap) */
+  bool reuse;    /* take over the cache's objects whose resourceVersion did not change */
   size_t reused;
 } list_ctx;
 
@@ -442,7 +453,7 @@ static int on_list_item(void *ctx, doc_node *item, dserr *err) {
   wentry e = {0};
   bool found = false;
   size_t i = name ? find(r->items, r->n, ns, name, &found) : 0;
-  if (found && rv && r->items[i].rv == rv && r->items[i].mem) {
+  if (l->reuse && found && rv && r->items[i].rv == rv && r->items[i].mem) {
     /* unchanged since the cache read it: kept, not decoded again */
     e = r->items[i];
     r->items[i].mem = NULL;
@@ -522,67 +533,90 @@ static void start_watch(watch_cache *w, wres *r, const char *rv) {
   }
 }
 
+/* Lists kind r into l (l->w, l->r and l->reuse set, the rest zero): sorted by key, each key
+ * once. 0, or -1 with err, the objects it read then given back or freed. */
+static int list_objects(watch_cache *w, wres *r, list_ctx *l, kube_pager_stats *st, dserr *err) {
+  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, l, st, err);
+  if (rc < 0 && st->expired && r->list_failures == 0) {
+    /* a continue token expired mid-list: the list starts again at once, as client-go's pager
+     * falls back to a full list; a second failure waits like any other */
+    LOGW(NULL, "A paged list expired while it was read; listing again from the start",
+         LSTR("kind", kinds[r->k].kind), LSTR("err", err->msg));
+    for (size_t i = 0; i < l->n; i++)
+      restore_or_free(r, &l->items[i]);
+    l->n = 0;
+    free(l->rv);
+    l->rv = NULL;
+    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, l, st, err);
+  }
+  if (rc < 0)
+    dserr_prefix(err, "failed to list %s", kinds[r->k].path);
+  if (rc == 0 && !l->rv)
+    rc = dserr_set(err, "the list carries no metadata.resourceVersion to watch from");
+  if (rc < 0) {
+    for (size_t i = 0; i < l->n; i++)
+      restore_or_free(r, &l->items[i]);
+    free(l->items);
+    free(l->rv);
+    l->items = NULL;
+    l->rv = NULL;
+    l->n = l->cap = 0;
+    return -1;
+  }
+  if (l->n > 1)
+    qsort(l->items, l->n, sizeof *l->items, entry_cmp);
+  /* a list holds a key once; should one come twice, the later copy stays */
+  size_t out = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    if (out && entry_cmp(&l->items[out - 1], &l->items[i]) == 0)
+      entry_free(w, &l->items[--out]);
+    l->items[out++] = l->items[i];
+  }
+  l->n = out;
+  return 0;
+}
+
+/* The list l replaces what the cache held of r; what it did not take over is freed. */
+static void list_replace(wres *r, list_ctx *l) {
+  for (size_t i = 0; i < r->n; i++)
+    entry_free(r->w, &r->items[i]);
+  free(r->items);
+  r->items = l->items;
+  r->n = l->n;
+  r->cap = l->cap;
+  l->items = NULL;
+  tombs_clear(r);
+  r->floor_rv = rv_number(l->rv);
+  r->listed = true;
+  r->ever_listed = true;
+  r->relist_reason = NULL;
+  r->list_failures = 0;
+}
+
+/* 1 s after the first failure, doubling to 30 s */
+static double backoff_seconds(int failures) {
+  double wait = 1.0;
+  for (int i = 1; i < failures && wait < BACKOFF_MAX; i++)
+    wait *= 2;
+  return wait > BACKOFF_MAX ? BACKOFF_MAX : wait;
+}
+
 static void list_kind(watch_cache *w, wres *r) {
-  list_ctx l = {w, r, NULL, 0, 0, NULL, 0};
+  list_ctx l = {.w = w, .r = r, .reuse = true};
   kube_pager_stats st;
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
-  if (rc < 0 && st.expired && r->list_failures == 0) {
-    /* a continue token expired mid-list: the list starts again at once, as client-go's pager
-     * falls back to a full list; a second failure waits like any other */
-    LOGW(NULL, "A paged list expired while it was read; listing again from the start",
-         LSTR("kind", kinds[r->k].kind), LSTR("err", err.msg));
-    for (size_t i = 0; i < l.n; i++)
-      restore_or_free(r, &l.items[i]);
-    l.n = 0;
-    free(l.rv);
-    l.rv = NULL;
-    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
-  }
-  if (rc < 0)
-    dserr_prefix(&err, "failed to list %s", kinds[r->k].path);
-  if (rc == 0 && !l.rv)
-    rc = dserr_set(&err, "the list carries no metadata.resourceVersion to watch from");
-  if (rc < 0) {
-    for (size_t i = 0; i < l.n; i++)
-      restore_or_free(r, &l.items[i]);
-    free(l.items);
-    free(l.rv);
+  if (list_objects(w, r, &l, &st, &err) < 0) {
     r->list_failures++;
-    double wait = 1.0;
-    for (int i = 1; i < r->list_failures && wait < BACKOFF_MAX; i++)
-      wait *= 2;
-    if (wait > BACKOFF_MAX)
-      wait = BACKOFF_MAX;
+    double wait = backoff_seconds(r->list_failures);
     r->list_retry_at = time_mono_seconds() + wait;
     snprintf(r->why, sizeof r->why, "%s: listing failed: %s", kinds[r->k].plural, err.msg);
     LOGE(NULL, "Failed to list for the watch cache; it is not synced until a list succeeds",
          err.msg, LSTR("kind", kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
     return;
   }
-  /* the new list replaces the old one; what it did not reuse is gone */
-  for (size_t i = 0; i < r->n; i++)
-    entry_free(w, &r->items[i]);
-  free(r->items);
-  if (l.n > 1)
-    qsort(l.items, l.n, sizeof *l.items, entry_cmp);
-  /* a list holds a key once; should one come twice, the later copy stays */
-  size_t out = 0;
-  for (size_t i = 0; i < l.n; i++) {
-    if (out && entry_cmp(&l.items[out - 1], &l.items[i]) == 0)
-      entry_free(w, &l.items[--out]);
-    l.items[out++] = l.items[i];
-  }
-  r->items = l.items;
-  r->n = out;
-  r->cap = l.cap;
-  tombs_clear(r);
-  r->listed = true;
-  r->ever_listed = true;
-  r->relist_reason = NULL;
-  r->list_failures = 0;
+  list_replace(r, &l);
   metrics_watch_list(kinds[r->k].kind, reason);
   LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
        LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
@@ -590,6 +624,96 @@ static void list_kind(watch_cache *w, wres *r) {
        LFLOAT("seconds", time_mono_seconds() - t0));
   start_watch(w, r, l.rv);
   free(l.rv);
+}
+
+/* ---------- compaction ---------- */
+
+/* The decoding model: its string table and model_share's table hold what objects share. */
+static void store_new(watch_cache *w) {
+  w->store = model_new();
+  w->shared_mem = arena_new(1 << 20);
+  w->store->shared_mem = w->shared_mem;
+  w->store->keep_pod_conditions = w->o.keep_pod_conditions;
+  arena_free(w->store->mem);
+  w->store->mem = w->measure; /* decode_entry points it at each object's arena in turn */
+}
+
+static void store_free(model *store, arena *shared_mem) {
+  store->mem = NULL; /* the measuring arena, the cache's */
+  model_free(store);
+  arena_free(shared_mem);
+}
+
+/* Bytes of what objects share: interned strings, model_share's copies, both tables. */
+static size_t shared_bytes(const watch_cache *w) {
+  return intern_bytes(w->store->strings) + model_share_table_bytes(w->store) +
+         arena_used(w->shared_mem);
+}
+
+/* What objects share is never freed one by one (nothing counts its users), so a string or an
+ * array no object uses any more stays: a label value of a Job that is gone, the container
+ * statuses of a restart count passed. When that has grown by o.compact_bytes since every kind
+ * was last listed, every kind is listed again into a fresh table and the old one goes whole.
+ * The watches stay open: an event at or below a kind's new list (by resourceVersion) is in
+ * the list and is ignored. Should a list fail, the cache goes on as it was and tries again
+ * later; should a resourceVersion not be a number, events could not be told from the list,
+ * and the cache is not compacted again. */
+static void compact(watch_cache *w, size_t before) {
+  double t0 = time_mono_seconds();
+  model *old_store = w->store;
+  arena *old_shared = w->shared_mem;
+  store_new(w);
+  list_ctx l[K_COUNT];
+  memset(l, 0, sizeof l);
+  kube_pager_stats st;
+  dserr err;
+  int failed = -1;
+  size_t objects = 0;
+  for (int k = 0; k < K_COUNT && failed < 0; k++) {
+    if (!w->res[k].active)
+      continue;
+    l[k] = (list_ctx){.w = w, .r = &w->res[k]};
+    if (list_objects(w, &w->res[k], &l[k], &st, &err) < 0)
+      failed = k;
+    else if (!rv_number(l[k].rv))
+      failed = k, dserr_set(&err, "%s: the list's resourceVersion \"%s\" is not a number",
+                            kinds[k].plural, l[k].rv);
+    objects += l[k].n;
+  }
+  if (failed >= 0) {
+    for (int k = 0; k <= failed; k++) {
+      for (size_t i = 0; i < l[k].n; i++)
+        entry_free(w, &l[k].items[i]);
+      free(l[k].items);
+      free(l[k].rv);
+    }
+    store_free(w->store, w->shared_mem);
+    w->store = old_store;
+    w->shared_mem = old_shared;
+    if (strstr(err.msg, "is not a number")) {
+      w->o.compact_bytes = 0;
+      LOGE(NULL, "The watch cache cannot be compacted; it is not tried again", err.msg);
+      return;
+    }
+    double wait = 60 * backoff_seconds(++w->compact_failures);
+    w->compact_retry_at = time_mono_seconds() + wait;
+    LOGE(NULL, "Compacting the watch cache failed; it goes on as it was", err.msg,
+         LINT("retryInSeconds", (long long)wait));
+    return;
+  }
+  for (int k = 0; k < K_COUNT; k++) {
+    if (!w->res[k].active)
+      continue;
+    list_replace(&w->res[k], &l[k]);
+    metrics_watch_list(kinds[k].kind, "compact");
+    free(l[k].rv);
+  }
+  store_free(old_store, old_shared);
+  w->compact_failures = 0;
+  w->shared_base = shared_bytes(w);
+  LOGV(1, NULL, "Compacted the watch cache", LUINT("sharedBytesBefore", before),
+       LUINT("sharedBytesAfter", w->shared_base), LUINT("objects", objects),
+       LFLOAT("seconds", time_mono_seconds() - t0));
 }
 
 /* ---------- the watch threads ---------- */
@@ -919,12 +1043,7 @@ static void *watch_thread(void *arg) {
            why, LSTR("kind", kinds[r->k].kind), LSTR("resourceVersion", rv));
       double wait = 0;
       if (!opened) {
-        wait = 1;
-        for (int i = 0; i < failures && wait < BACKOFF_MAX; i++)
-          wait *= 2;
-        if (wait > BACKOFF_MAX)
-          wait = BACKOFF_MAX;
-        failures++;
+        wait = backoff_seconds(++failures);
       } else {
         failures = 0;
       }
@@ -948,13 +1067,8 @@ watch_cache *watch_cache_new(kube_client *c, const watch_options *o, dserr *err)
     w->o.page = 500;
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->cv, NULL);
-  w->store = model_new();
-  w->shared_mem = arena_new(1 << 20);
-  w->store->shared_mem = w->shared_mem;
-  w->store->keep_pod_conditions = o->keep_pod_conditions;
   w->measure = arena_new(1 << 20);
-  arena_free(w->store->mem);
-  w->store->mem = w->measure; /* decode_entry points it at each object's arena in turn */
+  store_new(w);
   const char *const *unread = decode_unread_paths();
   size_t n = 0;
   while (unread[n])
@@ -1015,9 +1129,7 @@ void watch_cache_free(watch_cache *w) {
   for (size_t i = 0; w->event_skip && w->event_skip[i]; i++)
     free((char *)w->event_skip[i]);
   free(w->event_skip);
-  w->store->mem = NULL;
-  model_free(w->store);
-  arena_free(w->shared_mem);
+  store_free(w->store, w->shared_mem);
   arena_free(w->measure);
   pthread_mutex_destroy(&w->mu);
   pthread_cond_destroy(&w->cv);
@@ -1057,11 +1169,20 @@ void watch_cache_pump(watch_cache *w) {
     m = next;
   }
   double now = time_mono_seconds();
+  bool synced = true;
   for (int k = 0; k < K_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
       list_kind(w, r);
+    synced = synced && (!r->active || (r->listed && !r->broken));
   }
+  if (!synced || !w->o.compact_bytes || w->quit)
+    return;
+  size_t shared = shared_bytes(w);
+  if (!w->shared_base)
+    w->shared_base = shared; /* every kind listed the first time */
+  else if (shared >= w->shared_base + w->o.compact_bytes && now >= w->compact_retry_at)
+    compact(w, shared);
 }
 
 bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {
@@ -1131,7 +1252,8 @@ void watch_cache_release_view(watch_cache *w, model *view) {
 void watch_cache_stats(watch_cache *w, watch_stats *st) {
   memset(st, 0, sizeof *st);
   /* what objects share, then each object with its arena's header and the heap's */
-  st->bytes = arena_used(w->shared_mem) + intern_bytes(w->store->strings) + w->object_bytes;
+  st->shared = shared_bytes(w);
+  st->bytes = st->shared + w->object_bytes;
   for (int k = 0; k < K_COUNT; k++) {
     st->objects += w->res[k].n;
     st->bytes += w->res[k].cap * sizeof *w->res[k].items;

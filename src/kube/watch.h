@@ -14,13 +14,17 @@
  * Objects. Each object is decoded into an arena of its own, sized exactly (a first decoding
  * measures it), so an object replaced or deleted is freed: the cache's memory follows the
  * cluster, not the number of events. What objects share (interned strings, model_share's
- * arrays) stays for the cache's life. Objects are kept in the API server's list order (by
- * namespace/name, as etcd's keys), so a cycle on the cache decides exactly as a cycle on a
- * fresh list would.
+ * arrays) is not freed one by one; once it has grown by compact_bytes since every kind was
+ * last listed, every kind is listed again into a fresh table and the old table is freed
+ * whole (the watches stay open; see compact() in watch.c). Objects are kept in the API
+ * server's list order (by namespace/name, as etcd's keys), so a cycle on the cache decides
+ * exactly as a cycle on a fresh list would.
  *
  * Events. An event older than the object the cache holds (by resourceVersion, when both are
  * numbers) and a repeated one are ignored, as is an ADDED or MODIFIED for an object the cache
- * saw deleted later. A DELETED for an object the cache does not hold is ignored. An object
+ * saw deleted later. A DELETED for an object the cache does not hold is ignored, and so is an
+ * event not newer than the kind's last list (one that a watch older than a compaction's list
+ * still brings). An object
  * that does not decode is left out (kube_object_skipped), and its older version with it.
  *
  * Failures. A watch that ends is opened again from the last resourceVersion seen. 410 Gone
@@ -52,6 +56,7 @@ typedef struct {
   int page;                 /* LIST page size */
   bool keep_pod_conditions; /* decode pods' conditions (a plugin reads them) */
   long stall_seconds;       /* a watch silent this long is opened again (0: 150) */
+  size_t compact_bytes;     /* what objects share grew this much: compact (0: never) */
 } watch_options;
 
 /* c is the cycle thread's client (lists); borrowed. NULL with err when a watch client cannot
@@ -80,6 +85,7 @@ void watch_cache_release_view(watch_cache *w, model *view);
 typedef struct {
   size_t objects; /* objects held */
   size_t bytes;   /* the objects' memory, what they share, the indexes */
+  size_t shared;  /* of bytes, what they share (interned strings, model_share's arrays) */
 } watch_stats;
 void watch_cache_stats(watch_cache *w, watch_stats *st);
 

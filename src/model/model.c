@@ -154,6 +154,10 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
   return copy;
 }
 
+size_t model_share_table_bytes(const model *m) {
+  return m->shared ? m->shared->cap * sizeof *m->shared->slots : 0;
+}
+
 const pod_extra pod_extra_none;
 
 size_t model_bytes(const model *m) {
@@ -168,8 +172,7 @@ size_t model_bytes(const model *m) {
                            (const any_vec *)&m->node_metrics,
                            (const any_vec *)&m->pod_metrics,
                            (const any_vec *)&m->prom_answers};
-  size_t n = arena_used(m->mem) + intern_bytes(m->strings) +
-             (m->shared ? m->shared->cap * sizeof *m->shared->slots : 0);
+  size_t n = arena_used(m->mem) + intern_bytes(m->strings) + model_share_table_bytes(m);
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     n += vecs[i]->cap * sizeof(void *);
   return n;

@@ -408,6 +408,8 @@ int model_finish(model *m, dserr *err);
  * images, and share one copy of each. bytes 0 gives a block of zeros that reads as an empty
  * array of any element type (never NULL). The copy must never be written to. */
 const void *model_share(model *m, const void *data, size_t bytes, size_t align);
+/* Bytes of model_share's table (its slots; the copies are in m->shared_mem or m->mem). */
+size_t model_share_table_bytes(const model *m);
 
 /* Bytes the model holds: its arena, its interned strings, its vectors (for the cycle's
  * timings line and the benchmark's bytes per pod). */

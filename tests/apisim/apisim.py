@@ -906,6 +906,8 @@ class Handler(BaseHTTPRequestHandler):
             if wf is not None and wf.watch_drop:
                 return True
             events = list(events)
+            if events and wf is not None and wf.watch_delay:
+                time.sleep(wf.watch_delay)
             if wf is not None and wf.watch_reorder:
                 for i in range(0, len(events) - 1, 2):
                     events[i], events[i + 1] = events[i + 1], events[i]

@@ -19,6 +19,9 @@ On a watch (verb "watch") that is answered, these act on the stream instead:
   watchExpire N   after N events an ERROR event with a 410 Status ends the stream
                   (as when the watch falls out of etcd's history)
   watchCut N      after N events the connection is reset mid-stream
+  watchDelay S    every batch of events is held S seconds before it is sent (a
+                  watch that lags behind the store, as an API server's watch
+                  cache may; what happens meanwhile comes in the next batch)
 `count` limits a rule to the next N matching requests (then it is removed);
 `fraction` applies it to that share of matching requests (seeded, so runs
 repeat).  Rules are tried in the order they were added; the first one that
@@ -34,7 +37,7 @@ import threading
 _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
             409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
             503: "ServiceUnavailable", 504: "Timeout"}
-_WATCH_KEYS = {"watchDrop", "watchDuplicate", "watchReorder", "watchExpire", "watchCut"}
+_WATCH_KEYS = {"watchDrop", "watchDuplicate", "watchReorder", "watchExpire", "watchCut", "watchDelay"}
 _KEYS = {"method", "verb", "path", "query", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
          "count", "fraction", "seed"} | _WATCH_KEYS
 
@@ -56,11 +59,12 @@ class Fault:
         self.watch_reorder = bool(rule.get("watchReorder"))
         self.watch_expire = rule.get("watchExpire")
         self.watch_cut = rule.get("watchCut")
+        self.watch_delay = float(rule.get("watchDelay") or 0)
 
     def on_watch(self):
         """True when the rule changes a watch stream rather than the request."""
         return (self.watch_drop or self.watch_duplicate or self.watch_reorder or self.watch_expire is not None
-                or self.watch_cut is not None)
+                or self.watch_cut is not None or self.watch_delay > 0)
 
     def describe(self):
         """A short text for the request journal: what was done to the request."""
@@ -80,6 +84,8 @@ class Fault:
                 parts.append(key)
             elif value not in (None, False):
                 parts.append("%s=%d" % (key, int(value)))
+        if self.watch_delay:
+            parts.append("watchDelay=%g" % self.watch_delay)
         return ",".join(parts)
 
 
@@ -103,6 +109,9 @@ class Faults:
         for key in ("watchExpire", "watchCut"):
             if rule.get(key) is not None and (not isinstance(rule[key], int) or rule[key] < 0):
                 raise ValueError("%s must be a number of events (0 or more)" % key)
+        delay = rule.get("watchDelay")
+        if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 3600):
+            raise ValueError("watchDelay must be a number of seconds from 0 to 3600")
         if rule.get("status") is not None and not (isinstance(rule["status"], int) and 100 <= rule["status"] <= 599):
             raise ValueError("status must be an HTTP code")
         for key in ("path", "query"):

@@ -220,6 +220,16 @@ class WatchFaults(unittest.TestCase):
         self.assertTrue(w.done.wait(5), "the connection is reset")
         self.assertEqual([e["object"]["metadata"]["name"] for e in w.events], ["x2"])
 
+    def test_delay(self):
+        w = self.watch_with({"watchDelay": 1.5})
+        t0 = time.monotonic()
+        self.sim.request("POST", PODS, new_pod("x5"))
+        self.assertEqual(len(w.wait(1)), 1)
+        self.assertGreaterEqual(time.monotonic() - t0, 1.4, "the event came before its delay")
+        code, _, body = self.sim.request("POST", "/_sim/faults", {"verb": "watch", "watchDelay": "1"})
+        self.assertEqual(code, 400)
+        self.assertIn("watchDelay must be a number of seconds", body["message"])
+
     def test_drop(self):
         w = self.watch_with({"watchDrop": True})
         self.sim.request("POST", PODS, new_pod("x4"))

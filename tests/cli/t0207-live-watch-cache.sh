@@ -5,10 +5,14 @@
 #     kubectl (a pod deleted, one created, a node tainted and relabelled, a pod annotated) and
 #     a burst of pod churn reach the cache, and a cycle on it decides exactly what a one-shot
 #     run on a fresh list decides (dry runs, every pod's decision compared).
+#  1b. Compaction: pods relabelled with values never seen leave the strings and arrays they
+#     shared unused; the cache lists every kind again into a fresh table (its watches stay
+#     open), what it shares shrinks, and the cycles still decide as a fresh list does.
 #  2. (simulator) Watch faults: a 410 ERROR event (the kind is listed again), a stream cut
 #     (opened again from its resourceVersion, no list), repeated and reordered events (ignored
 #     as older than the cache), a watch answered 503 (the cache is not synced and the cycles
 #     evict nothing until it is open again). Each time the decisions still equal a fresh list's.
+#     A compaction while the pods' watch lags: its late events are ignored (the list has them).
 #  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
 #     the check before the request sees the new UID; one deleted behind its back is not either
 #     (the check finds it gone); another pod of the same node is evicted.
@@ -152,6 +156,67 @@ assert '"default/watch-test-new"' in last, "the new pod is missing"
 assert '"%s"' % sys.argv[2] not in last, "the deleted pod is still there"
 EOF
 
+# ---------- 1b. compaction: what no object shares any more is freed ----------
+# Every pod relabelled with a value never seen (as a rollout or a Job run does): the label
+# arrays and strings of the old values are garbage. Past --watch-cache-compact-bytes of growth
+# every kind is listed again into a fresh table (the watches stay open), the shared bytes go
+# back down, and the cycles still decide as a fresh list does, changes made after the
+# compaction included.
+relabel() { # VALUE|-: the pods of twenty namespaces (kubectl 1.20's label has no -A)
+  local ns
+  for ns in $(json_eval "$TMP/pods.json" '" ".join(sorted({p["metadata"]["namespace"] for p in d["items"]})[:20])'); do
+    if [ "$1" = - ]; then
+      kc label pods --all -n "$ns" watch-test/generation- >/dev/null || fail "kubectl label"
+    else
+      kc label pods --all -n "$ns" "watch-test/generation=$1" --overwrite >/dev/null || fail "kubectl label"
+    fi
+  done
+}
+start_loop compact --v 3 --watch-cache-compact-bytes 20000
+wait_cycles 2
+all_lists >"$TMP/lists.before-compact"
+for gen in g1 g2; do
+  relabel "$gen"
+  wait_cycles 1
+done
+for _ in $(seq 1 100); do grep -q '"Compacted the watch cache"' "$TMP/err" && break; sleep 0.1; done
+kc delete pod -n "${other%/*}" "${other#*/}" --grace-period=0 --force >/dev/null 2>&1 || fail "kubectl delete"
+relabel -
+wait_cycles 3
+stop_loop
+all_lists >"$TMP/lists.after-compact"
+same_as_fresh_list compact
+checks=$((checks + 1))
+python3 - "$TMP/err" <<'PY' || fail "no compaction that freed what objects shared"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+done = [l for l in lines if '"Compacted the watch cache"' in l]
+assert done, "no compaction"
+for l in done:
+    before = int(re.search(r"sharedBytesBefore=(\d+)", l).group(1))
+    after = int(re.search(r"sharedBytesAfter=(\d+)", l).group(1))
+    assert after < before, l
+first = lines.index(done[0])
+shared = [int(m.group(1)) for l in lines[first:] for m in [re.search(r'"Cycle timings".* shared=(\d+)', l)] if m]
+assert shared, "no cycle after the compaction"
+print("compactions: %d, shared bytes %s" % (len(done), [int(re.search(r"sharedBytesAfter=(\d+)", l).group(1)) for l in done]))
+PY
+# each compaction listed every kind once; the watches stayed open (no "Listed" line, no 410)
+expect_err_count 9 '"Listed for the watch cache"'
+ncompact=$(grep -c '"Compacted the watch cache"' "$TMP/err")
+checks=$((checks + 1))
+python3 - "$TMP/lists.before-compact" "$TMP/lists.after-compact" "$ncompact" <<'PY' || fail "a compaction did not list every kind once"
+import sys
+before = dict(l.split() for l in open(sys.argv[1]))
+after = dict(l.split() for l in open(sys.argv[2]))
+n = int(sys.argv[3])
+pages = {p: int(after[p]) - int(before[p]) for p in before}
+# as many full lists (of one or more pages each) of every kind as there were compactions
+bad = {p: d for p, d in pages.items() if d < n or d % n}
+assert not bad, "list requests per kind: %s after %d compactions" % (pages, n)
+print("list requests per kind: %s after %d compactions" % (pages, n))
+PY
+
 if ! live_backend_is apisim; then
   skip_part "watch faults and the replaced pod: they need the simulator's fault injection"
   echo "t0207: $checks checks"
@@ -232,6 +297,28 @@ unsynced = [i for i, l in enumerate(lines) if "the watch cache is not synced" in
 assert unsynced and max(unsynced) < synced, "a cycle was refused after the watch was open again"
 assert any('"Cycle timings"' in l for l in lines[synced:]), "no cycle after the watch was open again"
 EOF
+
+# a compaction while the pods' watch lags 3 s behind: a pod created and deleted meanwhile is
+# not in the new list, and its late events, not newer than the list, are ignored
+for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+SIM_PIDS=()
+echo '[{"verb":"watch","path":"^/api/v1/pods$","watchDelay":3}]' >"$TMP/lag.faults.json"
+sim_start "$CLUSTER" --faults "$TMP/lag.faults.json"
+start_loop lag --v 4 --watch-cache-compact-bytes 1
+wait_cycles 2
+sed "s/watch-test-new/watch-test-ghost/" "$TMP/newpod.json" >"$TMP/ghost.json"
+kc create -f "$TMP/ghost.json" >/dev/null || fail "kubectl create"
+kc delete pod -n default watch-test-ghost --grace-period=0 --force >/dev/null 2>&1 || fail "kubectl delete"
+# a namespace never seen: its event (not delayed) makes what objects share grow
+kc create namespace watch-test-compact >/dev/null || fail "kubectl create namespace"
+for _ in $(seq 1 100); do grep -q '"Ignoring a watch event" kind="Pod" type="DELETED" object="default" name="watch-test-ghost"' "$TMP/err" && break; sleep 0.1; done
+wait_cycles 1
+same_as_fresh_list lag
+stop_loop
+expect_err '"Ignoring a watch event" kind="Pod" type="ADDED" object="default" name="watch-test-ghost" why="not newer than the cache'"'"'s list"'
+expect_err '"Ignoring a watch event" kind="Pod" type="DELETED" object="default" name="watch-test-ghost" why="not newer than the cache'"'"'s list"'
+checks=$((checks + 1))
+! grep -q watch-test-ghost "$TMP/lag.jsonl" || fail "a cycle saw the pod created and deleted while the watch lagged"
 
 # ---------- 3. a pod replaced behind the cache's back is not evicted ----------
 for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done

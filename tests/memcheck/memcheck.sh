@@ -10,7 +10,8 @@
 #     TLS, a plain HTTP request (Go's 400), then SIGTERM (lease released, server stopped);
 #   - a live loop on the watch cache while the pods change and their watch misbehaves (a cut
 #     stream, a 410 that makes it list again, repeated and reordered events, an object that
-#     does not decode), then SIGTERM (watch threads stopped, every object freed).
+#     does not decode, compactions that free the table objects shared), then SIGTERM (watch
+#     threads stopped, every object freed).
 # Each run is `valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,possible`;
 # exit 99 or a report of errors fails the suite. Memory still reachable at exit (libcurl's
 # and OpenSSL's global state, the metrics registry, the logger) is not a leak and is not
@@ -113,7 +114,8 @@ grep -q 'descheduler_loop_duration_seconds_count' "$tmp/metrics" || { echo "FAIL
 grep -q 'Client sent an HTTP request to an HTTPS server.' "$tmp/plain" || { echo "FAIL live loop: plain HTTP was not answered"; failed=1; }
 
 ctl POST /_sim/faults '[{"verb":"watch","path":"^/api/v1/pods$","watchCut":2,"count":1},{"verb":"watch","path":"^/api/v1/pods$","watchExpire":3,"count":1},{"verb":"watch","path":"^/api/v1/pods$","watchDuplicate":true,"watchReorder":true,"count":1}]'
-"${vg[@]}" "$bin" "${live[@]}" --descheduling-interval 1s --secure-port 0 --v 4 >"$tmp/out" 2>"$tmp/log" &
+"${vg[@]}" "$bin" "${live[@]}" --descheduling-interval 1s --secure-port 0 --v 4 \
+  --watch-cache-compact-bytes 1 >"$tmp/out" 2>"$tmp/log" &
 pid=$!
 cycles() { grep -c '"Cycle timings"' "$tmp/log"; }
 for round in 1 2 3 4; do
@@ -129,7 +131,8 @@ wait "$pid"
 status=$?
 check "live loop on the watch cache, its pods changing and their watch misbehaving" 0 $status "$tmp/log"
 for line in '"Watch stream broke; opening it again"' '"Listed for the watch cache" kind="Pod" reason="expired"' \
-  '"Ignoring a watch event"' '"Skipping an object that cannot be decoded; the cycle goes on without it"'; do
+  '"Ignoring a watch event"' '"Skipping an object that cannot be decoded; the cycle goes on without it"' \
+  '"Compacted the watch cache"'; do
   grep -q "$line" "$tmp/log" || { echo "FAIL live loop on the watch cache: never logged $line"; failed=1; }
 done
 
