@@ -6,7 +6,10 @@
 #                                             (skip_script in lib.sh): nothing was checked
 #   FAIL SCRIPT                               any other exit status; also a script that exits 77
 #                                             without saying why, or exits 0 after a SKIP line
-#                                             that is not lib.sh's (a skip must never pass)
+#                                             that is not lib.sh's (a skip must never pass), and
+#                                             one still running after SCRIPT_TIMEOUT seconds
+#                                             (default 900): it and what it started are sent
+#                                             SIGTERM (its exit traps run), SIGKILL 30 s later
 # then a summary that counts passes, passes with skipped parts, skips and failures apart.
 # Usage: tests/cli/run-scripts.sh [--label TEXT] [--summary FILE] SCRIPT...
 #   --label TEXT    appended to each script's line, e.g. "(realapi)"
@@ -26,6 +29,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 : "${DESCHEDULER:?set DESCHEDULER to the built binary}"
+limit=${SCRIPT_TIMEOUT:-900}
+case $limit in '' | *[!0-9]*) echo "SCRIPT_TIMEOUT must be a number of seconds, not '$limit'" >&2; exit 2 ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -34,7 +39,7 @@ notes=()
 for t in "$@"; do
   name=${t##*/}
   # stdout to a file (the SKIP lines are read from it), then shown; stderr goes straight through
-  bash "$t" >"$work/out"
+  timeout --kill-after=30 "$limit" bash "$t" >"$work/out"
   rc=$?
   cat "$work/out"
   # lib.sh's forms: "SKIP part NAME: REASON" and "SKIP NAME: REASON"; any other line with the
@@ -63,6 +68,9 @@ for t in "$@"; do
   elif [ $rc -eq 0 ]; then
     echo "ok   $t$label"
     passed=$((passed + 1))
+  elif [ $rc -eq 124 ]; then
+    echo "FAIL $t$label: still running after ${limit}s (SCRIPT_TIMEOUT); stopped"
+    failed=$((failed + 1))
   else
     echo "FAIL $t$label (exit $rc)"
     failed=$((failed + 1))
