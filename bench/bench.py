@@ -9,14 +9,18 @@ measures, --repeat times each:
             connection): what the transfer alone costs, the floor of any client;
   oneshot   one live cycle (--descheduling-interval 0) against tests/apisim serving the file;
   loop      Deployment mode: --cycles cycles, the simulator changing --churn of the pods
-            (POST /_sim/churn) after each cycle ends.
+            (POST /_sim/churn) after each cycle ends; with --churn-rollout a replacement
+            rolls the pod's whole ReplicaSet to a new one, as a rolling update does (values
+            never seen before come, the old ones go); --loop-flags adds flags to the
+            binary's command line.
 The policy is bench/policy-lnu.yaml (LowNodeUtilization + RemoveDuplicates, at most 50
 evictions a cycle). The client rate limiter is set out of the way (--client-connection-qps and
 -burst 10000) so that it is not what is measured.
 
 Figures: wall, CPU (user+sys) and peak RSS from GNU time (loop: /proc between cycles); the
 phases from the binary's own "Cycle timings" line (V3: list, fetch, decode, decide, evict,
-total, the model's bytes per pod, and the resident memory at the cycle's end;
+total, the model's bytes per pod, and the resident memory at the cycle's end; in the loop
+also "shared", the bytes the watch cache's objects share, which its compactions free;
 docs/performance.md); LIST and WATCH requests per cycle and evictions from the
 simulator's request counts (GET /_sim/requests); "server evict": the seconds the simulator
 spent answering the cycle's pod reads (the re-check before each eviction) and eviction
@@ -35,6 +39,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import statistics
@@ -270,7 +275,7 @@ def run_oneshot(binary, sim, workdir):
     return r
 
 
-def run_loop(binary, sim, workdir, cycles, churn, interval):
+def run_loop(binary, sim, workdir, cycles, churn, interval, rollout=False, extra=()):
     """Deployment mode: per-cycle figures, churn after each cycle.
 
     The binary's stderr is drained by a thread of its own into the log file: a churn request
@@ -280,7 +285,8 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
     sim.take_eviction_time()
     err_path = os.path.join(workdir, "loop.err")
     proc = subprocess.Popen([binary, "--kubeconfig", sim.kubeconfig, "--descheduling-interval", "%gs" % interval]
-                            + LIVE_FLAGS, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            + LIVE_FLAGS + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
     ends = queue.Queue()
 
     def drain():
@@ -310,6 +316,7 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
             per_cycle.append({"total": t.get("total"), "list": t.get("list"), "fetch": t.get("fetch"),
                               "decode": t.get("decode"), "decide": t.get("decide"), "evict": t.get("evict"),
                               "cpu": cpu - cpu_before, "rss": t.get("rss", 0) / 1048576.0,
+                              "shared": t.get("shared", 0) / 1048576.0,
                               "lists": c["list"], "watches": c["watch"], "evictions": c["evictions"],
                               "evictServer": sim.take_eviction_time(), **server_parts(sim)})
             cyc = per_cycle[-1]
@@ -317,7 +324,7 @@ def run_loop(binary, sim, workdir, cycles, churn, interval):
             cpu_before = cpu
             if len(per_cycle) >= cycles:
                 break
-            rep = sim.call("POST", "churn", {"fraction": churn})
+            rep = sim.call("POST", "churn", {"fraction": churn, "rollout": rollout})
             churned.append(rep["changed"])
         peak = proc_status(proc.pid).get("VmHWM", 0) / 1024.0
     finally:
@@ -399,7 +406,8 @@ def bench_size(a, n, p, v):
                 for i in range(a.repeat):
                     log("%s Deployment mode, %d cycles every %gs, run %d/%d" % (size_label(n, p), a.cycles, interval,
                                                                                i + 1, a.repeat))
-                    runs.append(run_loop(a.binary, sim, work, a.cycles, a.churn, interval))
+                    runs.append(run_loop(a.binary, sim, work, a.cycles, a.churn, interval, a.churn_rollout,
+                                         shlex.split(a.loop_flags)))
                 res["loop"] = loop_summary(runs, interval, a.churn)
             res["simulatorRssMB"] = sim.rss_mb()
         finally:
@@ -463,19 +471,19 @@ def print_table(results, a):
                                                                 f["pages"], f["bytes"] / 1e6))
     if "loop" in a.only:
         w("\n(c) Deployment mode: per cycle (churn between cycles)\n")
-        w("%-10s %5s %13s %13s %13s %13s %13s %13s %13s %13s %6s %7s %9s\n" % (
+        w("%-10s %5s %13s %13s %13s %13s %13s %13s %13s %13s %6s %7s %9s %11s\n" % (
             "size", "cycle", "total", "cpu", "list", "decode", "decide", "evict", "server evict", "total-server",
-            "LISTs", "WATCHes", "RSS"))
+            "LISTs", "WATCHes", "RSS", "shared MB"))
         for r in results:
             lp = r.get("loop")
             if not lp:
                 continue
             for i, c in enumerate(lp["perCycle"]):
-                w("%-10s %5d %13s %13s %13s %13s %13s %13s %13s %13s %6d %7d %9s\n" % (
+                w("%-10s %5d %13s %13s %13s %13s %13s %13s %13s %13s %6d %7d %9s %11s\n" % (
                     size_label(r["nodes"], r["pods"]) if i == 0 else "", i + 1, fmt(c["total"]), fmt(c["cpu"]),
                     fmt(c["list"]), fmt(c["decode"]), fmt(c["decide"]), fmt(c["evict"]), fmt(c.get("evictServer")),
                     fmt(c.get("own")), c["lists"]["median"],
-                    c["watches"]["median"], fmt(c["rss"], digits=0)))
+                    c["watches"]["median"], fmt(c["rss"], digits=0), fmt(c.get("shared"))))
             w("%-10s %5s peak RSS %s MB, RSS growth from cycle 2 to the last %+.1f%%, interval %gs, %s pods churned "
               "per cycle\n" % ("", "", fmt(lp["peakRss"], digits=0), 100 * (lp["rssGrowth"] or 0), lp["interval"],
                                lp["churned"][0] if lp["churned"] else 0))
@@ -497,6 +505,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (default 3)")
     ap.add_argument("--cycles", type=int, default=5, help="Deployment-mode cycles per run (default 5)")
     ap.add_argument("--churn", type=float, default=0.01, help="share of the pods changed between cycles (0.01)")
+    ap.add_argument("--churn-rollout", action="store_true",
+                    help="a churn replacement rolls the pod's whole ReplicaSet to a new one (new label values and owners)")
+    ap.add_argument("--loop-flags", default="", help="more flags for the binary in Deployment mode (one string)")
     ap.add_argument("--interval", type=float, default=0,
                     help="Deployment-mode interval in seconds (default: 2x the one-shot wall + 1, at least 2)")
     ap.add_argument("--only", default="simulate,floor,oneshot,loop",
@@ -531,7 +542,8 @@ def main():
         results.append(r)
     print_table(results, a)
     doc = {"binary": os.path.relpath(a.binary, ROOT) if a.binary.startswith(ROOT) else a.binary,
-           "repeat": a.repeat, "cycles": a.cycles, "churn": a.churn, "cpus": os.cpu_count(),
+           "repeat": a.repeat, "cycles": a.cycles, "churn": a.churn, "churnRollout": a.churn_rollout,
+           "loopFlags": a.loop_flags, "cpus": os.cpu_count(),
            "seconds": time.monotonic() - started, "sizes": results}
     text = json.dumps(doc, indent=1, sort_keys=True)
     if a.json == "-":

@@ -145,7 +145,7 @@ struct watch_cache {
   wmsg *head, *tail;
   int quit;            /* set once, at free; read with quitting() where w->mu is not held */
   size_t object_bytes; /* every entry's entry_bytes */
-  /* compaction: what objects share, measured when every kind was last listed (0: not yet) */
+  /* compaction: shared_content when every kind was last listed (0: not yet) */
   size_t shared_base;
   double compact_retry_at;
   int compact_failures;
@@ -650,16 +650,23 @@ static size_t shared_bytes(const watch_cache *w) {
          arena_used(w->shared_mem);
 }
 
+/* What compaction watches: the strings and the copies alone. Their tables grow by doubling,
+ * and a table doubled by a compaction's own list would start the next one. */
+static size_t shared_content(const watch_cache *w) {
+  return intern_text_bytes(w->store->strings) + arena_used(w->shared_mem);
+}
+
 /* What objects share is never freed one by one (nothing counts its users), so a string or an
  * array no object uses any more stays: a label value of a Job that is gone, the container
- * statuses of a restart count passed. When that has grown by o.compact_bytes since every kind
- * was last listed, every kind is listed again into a fresh table and the old one goes whole.
- * The watches stay open: an event at or below a kind's new list (by resourceVersion) is in
- * the list and is ignored. Should a list fail, the cache goes on as it was and tries again
- * later; should a resourceVersion not be a number, events could not be told from the list,
- * and the cache is not compacted again. */
-static void compact(watch_cache *w, size_t before) {
+ * statuses of a restart count passed. When the strings and copies have grown by
+ * o.compact_bytes since every kind was last listed, every kind is listed again into a fresh
+ * table and the old one goes whole. The watches stay open: an event at or below a kind's new
+ * list (by resourceVersion) is in the list and is ignored. Should a list fail, the cache goes
+ * on as it was and tries again later; should a resourceVersion not be a number, events could
+ * not be told from the list, and the cache is not compacted again. */
+static void compact(watch_cache *w) {
   double t0 = time_mono_seconds();
+  size_t before = shared_bytes(w);
   model *old_store = w->store;
   arena *old_shared = w->shared_mem;
   store_new(w);
@@ -710,9 +717,9 @@ static void compact(watch_cache *w, size_t before) {
   }
   store_free(old_store, old_shared);
   w->compact_failures = 0;
-  w->shared_base = shared_bytes(w);
+  w->shared_base = shared_content(w);
   LOGV(1, NULL, "Compacted the watch cache", LUINT("sharedBytesBefore", before),
-       LUINT("sharedBytesAfter", w->shared_base), LUINT("objects", objects),
+       LUINT("sharedBytesAfter", shared_bytes(w)), LUINT("objects", objects),
        LFLOAT("seconds", time_mono_seconds() - t0));
 }
 
@@ -1178,11 +1185,11 @@ void watch_cache_pump(watch_cache *w) {
   }
   if (!synced || !w->o.compact_bytes || w->quit)
     return;
-  size_t shared = shared_bytes(w);
+  size_t content = shared_content(w);
   if (!w->shared_base)
-    w->shared_base = shared; /* every kind listed the first time */
-  else if (shared >= w->shared_base + w->o.compact_bytes && now >= w->compact_retry_at)
-    compact(w, shared);
+    w->shared_base = content; /* every kind listed the first time */
+  else if (content >= w->shared_base + w->o.compact_bytes && now >= w->compact_retry_at)
+    compact(w);
 }
 
 bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {

@@ -126,3 +126,7 @@ size_t intern_count(const intern_table *t) { return t->count; }
 size_t intern_bytes(const intern_table *t) {
   return arena_used(t->mem) + t->cap * (sizeof *t->slots + sizeof *t->hashes);
 }
+
+size_t intern_text_bytes(const intern_table *t) {
+  return arena_used(t->mem);
+}

@@ -30,5 +30,7 @@ intern_table *intern_new_front(intern_table *parent);
 size_t intern_count(const intern_table *t);
 /* Memory the table holds: its strings and its slots (for the model's size). */
 size_t intern_bytes(const intern_table *t);
+/* Of that, the strings' bytes alone (they grow with each new string; the slots by doubling). */
+size_t intern_text_bytes(const intern_table *t);
 
 #endif

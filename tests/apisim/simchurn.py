@@ -13,6 +13,11 @@ k % 10:
   8-9  a replacement: the pod is deleted and a new one with a fresh name and uid, from the
        same generateName, is bound to a node picked at random (as a ReplicaSet and the
        scheduler would); a launcher pod gets a status update instead (KubeVirt owns those).
+       With "rollout": true the pod's whole ReplicaSet is rolled, as a Deployment's rolling
+       update does: each of its pods is replaced by a pod of a new ReplicaSet (new
+       pod-template-hash in the label, the owner and generateName; new owner uid), so the
+       old ReplicaSet's values leave the cluster and new ones come; a pod of it chosen later
+       in the same call is skipped (it is gone). "changed" then counts every pod replaced.
 Every change is a write, so watchers see MODIFIED, or DELETED then ADDED, events.
 """
 
@@ -33,9 +38,13 @@ class Churn:
         self.calls = 0
 
     def run(self, spec):
-        """spec: {"fraction": F} or {"count": N}, optional "seed" (default: the call number)."""
+        """spec: {"fraction": F} or {"count": N}, optional "seed" (default: the call number) and
+        "rollout" (replacements from new ReplicaSets)."""
         if not isinstance(spec, dict):
             raise ValueError("expected a JSON object such as {\"fraction\": 0.01}")
+        rollout = spec.get("rollout", False)
+        if not isinstance(rollout, bool):
+            raise ValueError("rollout must be true or false")
         self.calls += 1
         seed = spec.get("seed", self.calls)
         entries = self.store.entries(self.pods)
@@ -54,8 +63,17 @@ class Churn:
         chosen = rng.sample(entries, min(n, len(entries)))
         nodes = [e.name for e in self.store.entries(self.nodes)]
         done = {"status": 0, "annotation": 0, "label": 0, "phase": 0, "replaced": 0}
+        rollouts = {}  # old ReplicaSet uid -> its successor's (hash, uid), this call
         now = rfc3339()
+        siblings = {}  # with rollout: ReplicaSet uid -> its pods' keys
+        if rollout:
+            for e in entries:
+                uid = _replicaset_uid(loads(e.raw))
+                if uid:
+                    siblings.setdefault(uid, []).append((e.ns, e.name))
         for k, e in enumerate(chosen):
+            if rollout and self.store.entry(self.pods, e.ns, e.name) is None:
+                continue  # rolled with its ReplicaSet earlier in this call
             obj = loads(e.raw)
             md = obj["metadata"]
             launcher = (md.get("labels") or {}).get("kubevirt.io") == "virt-launcher"
@@ -77,11 +95,21 @@ class Churn:
             elif what == 7:
                 self.store.modify(self.pods, ns, name, lambda o: _succeed(o, now))
                 done["phase"] += 1
+            elif rollout and _replicaset_uid(obj):
+                for sns, sname in siblings[_replicaset_uid(obj)]:
+                    cur = self.store.entry(self.pods, sns, sname)
+                    if cur is None:
+                        continue
+                    self.store.remove(self.pods, sns, sname)
+                    new = _replacement(loads(cur.raw), rng.choice(nodes), now, rng)
+                    _new_replicaset(new, rollouts, rng)
+                    self.store.put_raw(self.pods, new)
+                    done["replaced"] += 1
             else:
                 self.store.remove(self.pods, ns, name)
                 self.store.put_raw(self.pods, _replacement(obj, rng.choice(nodes), now, rng))
                 done["replaced"] += 1
-        return {"pods": len(entries), "changed": len(chosen), "changes": done, "seed": seed,
+        return {"pods": len(entries), "changed": sum(done.values()), "changes": done, "seed": seed,
                 "resourceVersion": str(self.store.rv)}
 
 
@@ -120,6 +148,38 @@ def _succeed(obj, now):
         cs["ready"] = False
         cs["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": now}}
     return True
+
+
+def _replicaset_uid(obj):
+    """The uid of obj's controlling ReplicaSet, or None."""
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("kind") == "ReplicaSet" and ref.get("controller") and "-" in ref.get("name", ""):
+            return ref.get("uid")
+    return None
+
+
+def _new_replicaset(obj, rollouts, rng):
+    """obj (a fresh replacement) now belongs to the successor of its ReplicaSet."""
+    md = obj["metadata"]
+    for ref in md.get("ownerReferences") or []:
+        if ref.get("kind") != "ReplicaSet" or "-" not in ref.get("name", ""):
+            continue
+        old_hash = ref["name"].rsplit("-", 1)[1]
+        if ref["uid"] not in rollouts:
+            rollouts[ref["uid"]] = ("".join(rng.choice(SUFFIX_ALPHABET) for _ in range(10)),
+                                    "%08x-%04x-4%03x-%04x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
+                                                                    rng.getrandbits(12), rng.getrandbits(16),
+                                                                    rng.getrandbits(48)))
+        new_hash, new_uid = rollouts[ref["uid"]]
+        base = ref["name"][:-len(old_hash)]
+        ref["name"], ref["uid"] = base + new_hash, new_uid
+        labels = md.get("labels")
+        if isinstance(labels, dict) and "pod-template-hash" in labels:
+            labels["pod-template-hash"] = new_hash
+        if md.get("generateName", "").startswith(base):
+            suffix = md["name"][len(md["generateName"]):]
+            md["generateName"] = base + new_hash + "-"
+            md["name"] = md["generateName"] + suffix
 
 
 def _replacement(old, node, now, rng):

@@ -20,7 +20,7 @@ def cluster():
     items += [fx.node("worker-%d" % i) for i in range(3)]
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c7b6", "uid": fx.uid_for("rs", "web")}
     for i in range(APP_PODS):
-        p = fx.workload_pod("web-5d8f9c7b6-%03d" % i, "shop", "worker-%d" % (i % 3), {"app": "web", "tier": "web"},
+        p = fx.workload_pod("web-5d8f9c7b6-%03d" % i, "shop", "worker-%d" % (i % 3), {"app": "web", "tier": "web", "pod-template-hash": "5d8f9c7b6"},
                             owner)
         p["metadata"]["generateName"] = "web-5d8f9c7b6-"
         items.append(p)
@@ -75,6 +75,36 @@ class ChurnTest(unittest.TestCase):
             self.assertEqual((types.count("MODIFIED"), types.count("DELETED"), types.count("ADDED")),
                              (30 - replaced, replaced, replaced))
             self.assertEqual(sim.stop(), 0)
+
+    def test_rollout_replaces_the_whole_replicaset(self):
+        with SimProcess(self.snapshot) as sim:
+            before = pods_by_name(sim)
+            web = {n for n in before if n.startswith("web-")}
+            old_uid = before[sorted(web)[0]]["metadata"]["ownerReferences"][0]["uid"]
+            rep = sim.control("POST", "churn", {"count": 30, "seed": 7, "rollout": True})
+            after = pods_by_name(sim)
+            new = [after[n] for n in set(after) - set(before)]
+            # one replacement rolls the ReplicaSet: every web pod replaced, once
+            self.assertEqual(rep["changes"]["replaced"], len(web))
+            self.assertEqual(len(new), len(web))
+            self.assertFalse(web & set(after), "a pod of the old ReplicaSet is left")
+            self.assertEqual(rep["changed"], sum(rep["changes"].values()))
+            successors = set()
+            for p in new:
+                md = p["metadata"]
+                ref = md["ownerReferences"][0]
+                h = md["labels"]["pod-template-hash"]
+                self.assertNotEqual(h, "5d8f9c7b6")
+                self.assertEqual(ref["name"], "web-" + h)
+                self.assertEqual(md["generateName"], "web-%s-" % h)
+                self.assertTrue(md["name"].startswith(md["generateName"]), md["name"])
+                self.assertNotEqual(ref["uid"], old_uid)
+                successors.add((h, ref["uid"]))
+            self.assertEqual(len(successors), 1, "one new ReplicaSet")
+            self.assertEqual(len(after), len(before))
+            code, _, data = sim.request("POST", "/_sim/churn", {"count": 1, "rollout": 1})
+            self.assertEqual(code, 400)
+            self.assertIn("rollout must be true or false", data["message"])
 
     def test_same_seed_same_changes(self):
         names = []
