@@ -147,8 +147,9 @@ struct watch_cache {
   size_t object_bytes; /* every entry's entry_bytes */
   /* compaction: shared_content when every kind was last listed (0: not yet) */
   size_t shared_base;
-  double compact_retry_at;
-  int compact_failures;
+  bool compacting;       /* every kind is being listed again into a fresh table */
+  size_t compact_before; /* shared_bytes then */
+  double compact_t0;
 };
 
 /* resourceVersion as a number, 0 when it is not one (it is opaque to clients; etcd's are) */
@@ -437,8 +438,7 @@ typedef struct {
   wres *r;
   wentry *items; /* the new list */
   size_t n, cap;
-  char *rv;      /* the list's resourceVersion (heap) */
-  bool reuse;    /* take over the cache's objects whose resourceVersion did not change */
+  char *rv; /* the list's resourceVersion (heap) */
   size_t reused;
 } list_ctx;
 
@@ -453,7 +453,7 @@ static int on_list_item(void *ctx, doc_node *item, dserr *err) {
   wentry e = {0};
   bool found = false;
   size_t i = name ? find(r->items, r->n, ns, name, &found) : 0;
-  if (l->reuse && found && rv && r->items[i].rv == rv && r->items[i].mem) {
+  if (found && rv && r->items[i].rv == rv && r->items[i].mem) {
     /* unchanged since the cache read it: kept, not decoded again */
     e = r->items[i];
     r->items[i].mem = NULL;
@@ -533,8 +533,8 @@ static void start_watch(watch_cache *w, wres *r, const char *rv) {
   }
 }
 
-/* Lists kind r into l (l->w, l->r and l->reuse set, the rest zero): sorted by key, each key
- * once. 0, or -1 with err, the objects it read then given back or freed. */
+/* Lists kind r into l (l->w and l->r set, the rest zero): sorted by key, each key once. 0, or
+ * -1 with err, the objects it read then given back or freed. */
 static int list_objects(watch_cache *w, wres *r, list_ctx *l, kube_pager_stats *st, dserr *err) {
   int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, l, st, err);
   if (rc < 0 && st->expired && r->list_failures == 0) {
@@ -602,7 +602,7 @@ static double backoff_seconds(int failures) {
 }
 
 static void list_kind(watch_cache *w, wres *r) {
-  list_ctx l = {.w = w, .r = r, .reuse = true};
+  list_ctx l = {.w = w, .r = r};
   kube_pager_stats st;
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
@@ -659,68 +659,44 @@ static size_t shared_content(const watch_cache *w) {
 /* What objects share is never freed one by one (nothing counts its users), so a string or an
  * array no object uses any more stays: a label value of a Job that is gone, the container
  * statuses of a restart count passed. When the strings and copies have grown by
- * o.compact_bytes since every kind was last listed, every kind is listed again into a fresh
- * table and the old one goes whole. The watches stay open: an event at or below a kind's new
- * list (by resourceVersion) is in the list and is ignored. Should a list fail, the cache goes
- * on as it was and tries again later; should a resourceVersion not be a number, events could
- * not be told from the list, and the cache is not compacted again. */
+ * o.compact_bytes since every kind was last listed, the cache drops its objects and tables
+ * and lists every kind again into fresh ones (list_kind, in this pump: a cycle never sees
+ * half of it). Dropping first keeps the peak at one cache, not two; a list that fails leaves
+ * its kind not synced, retried with backoff, as after a 410. The watches stay open: an event
+ * not newer than a kind's new list (by resourceVersion) is in the list and is ignored, which
+ * needs resourceVersions that are numbers: a server whose are not is never compacted. */
 static void compact(watch_cache *w) {
-  double t0 = time_mono_seconds();
-  size_t before = shared_bytes(w);
-  model *old_store = w->store;
-  arena *old_shared = w->shared_mem;
-  store_new(w);
-  list_ctx l[K_COUNT];
-  memset(l, 0, sizeof l);
-  kube_pager_stats st;
-  dserr err;
-  int failed = -1;
-  size_t objects = 0;
-  for (int k = 0; k < K_COUNT && failed < 0; k++) {
-    if (!w->res[k].active)
-      continue;
-    l[k] = (list_ctx){.w = w, .r = &w->res[k]};
-    if (list_objects(w, &w->res[k], &l[k], &st, &err) < 0)
-      failed = k;
-    else if (!rv_number(l[k].rv))
-      failed = k, dserr_set(&err, "%s: the list's resourceVersion \"%s\" is not a number",
-                            kinds[k].plural, l[k].rv);
-    objects += l[k].n;
-  }
-  if (failed >= 0) {
-    for (int k = 0; k <= failed; k++) {
-      for (size_t i = 0; i < l[k].n; i++)
-        entry_free(w, &l[k].items[i]);
-      free(l[k].items);
-      free(l[k].rv);
-    }
-    store_free(w->store, w->shared_mem);
-    w->store = old_store;
-    w->shared_mem = old_shared;
-    if (strstr(err.msg, "is not a number")) {
+  for (int k = 0; k < K_COUNT; k++) {
+    if (w->res[k].active && !w->res[k].floor_rv) {
+      LOGE(NULL, "The watch cache cannot be compacted; it is not tried again",
+           "its lists' resourceVersions are not numbers, so events cannot be ordered against them",
+           LSTR("kind", kinds[k].kind));
       w->o.compact_bytes = 0;
-      LOGE(NULL, "The watch cache cannot be compacted; it is not tried again", err.msg);
       return;
     }
-    double wait = 60 * backoff_seconds(++w->compact_failures);
-    w->compact_retry_at = time_mono_seconds() + wait;
-    LOGE(NULL, "Compacting the watch cache failed; it goes on as it was", err.msg,
-         LINT("retryInSeconds", (long long)wait));
-    return;
   }
+  w->compacting = true;
+  w->compact_before = shared_bytes(w);
+  w->compact_t0 = time_mono_seconds();
+  LOGV(1, NULL, "Compacting the watch cache: every kind is listed again",
+       LUINT("sharedBytes", w->compact_before),
+       LUINT("growthBytes", shared_content(w) - w->shared_base));
   for (int k = 0; k < K_COUNT; k++) {
-    if (!w->res[k].active)
+    wres *r = &w->res[k];
+    if (!r->active)
       continue;
-    list_replace(&w->res[k], &l[k]);
-    metrics_watch_list(kinds[k].kind, "compact");
-    free(l[k].rv);
+    for (size_t i = 0; i < r->n; i++)
+      entry_free(w, &r->items[i]);
+    r->n = 0;
+    tombs_clear(r);
+    r->listed = false;
+    r->relist_reason = "compact";
+    r->list_retry_at = 0;
+    snprintf(r->why, sizeof r->why, "%s: listing again (compaction)", kinds[k].plural);
   }
-  store_free(old_store, old_shared);
-  w->compact_failures = 0;
-  w->shared_base = shared_content(w);
-  LOGV(1, NULL, "Compacted the watch cache", LUINT("sharedBytesBefore", before),
-       LUINT("sharedBytesAfter", shared_bytes(w)), LUINT("objects", objects),
-       LFLOAT("seconds", time_mono_seconds() - t0));
+  store_free(w->store, w->shared_mem);
+  store_new(w);
+  w->shared_base = 0;
 }
 
 /* ---------- the watch threads ---------- */
@@ -1175,21 +1151,31 @@ void watch_cache_pump(watch_cache *w) {
     free_msg(m);
     m = next;
   }
+  bool listed = true;
+  for (int k = 0; k < K_COUNT; k++)
+    listed = listed && (!w->res[k].active || w->res[k].listed);
+  /* not while a kind waits for a list of its own (after a 410): that one comes first */
+  if (listed && w->o.compact_bytes && w->shared_base && !w->quit &&
+      shared_content(w) >= w->shared_base + w->o.compact_bytes)
+    compact(w);
   double now = time_mono_seconds();
-  bool synced = true;
+  listed = true;
   for (int k = 0; k < K_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
       list_kind(w, r);
-    synced = synced && (!r->active || (r->listed && !r->broken));
+    listed = listed && (!r->active || r->listed);
   }
-  if (!synced || !w->o.compact_bytes || w->quit)
+  if (!listed || w->shared_base)
     return;
-  size_t content = shared_content(w);
-  if (!w->shared_base)
-    w->shared_base = content; /* every kind listed the first time */
-  else if (content >= w->shared_base + w->o.compact_bytes && now >= w->compact_retry_at)
-    compact(w);
+  /* every kind listed, the first time or since a compaction */
+  w->shared_base = shared_content(w);
+  if (w->compacting) {
+    w->compacting = false;
+    LOGV(1, NULL, "Compacted the watch cache", LUINT("sharedBytesBefore", w->compact_before),
+         LUINT("sharedBytesAfter", shared_bytes(w)),
+         LFLOAT("seconds", time_mono_seconds() - w->compact_t0));
+  }
 }
 
 bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {

@@ -15,8 +15,8 @@
  * measures it), so an object replaced or deleted is freed: the cache's memory follows the
  * cluster, not the number of events. What objects share (interned strings, model_share's
  * arrays) is not freed one by one; once it has grown by compact_bytes since every kind was
- * last listed, every kind is listed again into a fresh table and the old table is freed
- * whole (the watches stay open; see compact() in watch.c). Objects are kept in the API
+ * last listed, the cache drops its objects and tables and lists every kind again into fresh
+ * ones (the watches stay open; see compact() in watch.c). Objects are kept in the API
  * server's list order (by namespace/name, as etcd's keys), so a cycle on the cache decides
  * exactly as a cycle on a fresh list would.
  *

@@ -6,13 +6,15 @@
 #     a burst of pod churn reach the cache, and a cycle on it decides exactly what a one-shot
 #     run on a fresh list decides (dry runs, every pod's decision compared).
 #  1b. Compaction: pods relabelled with values never seen leave the strings and arrays they
-#     shared unused; the cache lists every kind again into a fresh table (its watches stay
-#     open), what it shares shrinks, and the cycles still decide as a fresh list does.
+#     shared unused; the cache drops its objects and lists every kind again into a fresh table
+#     (its watches stay open), what it shares shrinks, and the cycles still decide as a fresh
+#     list does.
 #  2. (simulator) Watch faults: a 410 ERROR event (the kind is listed again), a stream cut
 #     (opened again from its resourceVersion, no list), repeated and reordered events (ignored
 #     as older than the cache), a watch answered 503 (the cache is not synced and the cycles
 #     evict nothing until it is open again). Each time the decisions still equal a fresh list's.
-#     A compaction while the pods' watch lags: its late events are ignored (the list has them).
+#     A compaction while the pods' watch lags: its late events are ignored (the list has them);
+#     one whose list fails: no cycle runs until the list is retried and the compaction completes.
 #  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
 #     the check before the request sees the new UID; one deleted behind its back is not either
 #     (the check finds it gone); another pod of the same node is evicted.
@@ -201,9 +203,14 @@ shared = [int(m.group(1)) for l in lines[first:] for m in [re.search(r'"Cycle ti
 assert shared, "no cycle after the compaction"
 print("compactions: %d, shared bytes %s" % (len(done), [int(re.search(r"sharedBytesAfter=(\d+)", l).group(1)) for l in done]))
 PY
-# each compaction listed every kind once; the watches stayed open (no "Listed" line, no 410)
-expect_err_count 9 '"Listed for the watch cache"'
+# each compaction listed every kind once, and only that: the watches stayed open
 ncompact=$(grep -c '"Compacted the watch cache"' "$TMP/err")
+for want in "start 9" "compact $((9 * ncompact))"; do
+  checks=$((checks + 1))
+  n=$(grep -c "\"Listed for the watch cache\" kind=\"[A-Za-z]*\" reason=\"${want% *}\"" "$TMP/err")
+  [ "$n" -eq "${want#* }" ] || fail "$n lists for reason ${want% *}, expected ${want#* }"
+done
+expect_err_count $((9 * (ncompact + 1))) '"Listed for the watch cache"'
 checks=$((checks + 1))
 python3 - "$TMP/lists.before-compact" "$TMP/lists.after-compact" "$ncompact" <<'PY' || fail "a compaction did not list every kind once"
 import sys
@@ -314,7 +321,27 @@ kc create namespace watch-test-compact >/dev/null || fail "kubectl create namesp
 for _ in $(seq 1 100); do grep -q '"Ignoring a watch event" kind="Pod" type="DELETED" object="default" name="watch-test-ghost"' "$TMP/err" && break; sleep 0.1; done
 wait_cycles 1
 same_as_fresh_list lag
+# a compaction whose list of pods fails: the pods are not synced (cycles evict nothing) until
+# the list is retried a second later, then the compaction completes
+sim_ctl POST /_sim/faults '{"verb":"list","path":"^/api/v1/pods$","status":500,"message":"etcdserver: request timed out","count":1}' >/dev/null || fail "faults"
+ndone=$(grep -c '"Compacted the watch cache"' "$TMP/err")
+kc create namespace watch-test-compact-2 >/dev/null || fail "kubectl create namespace"
+for _ in $(seq 1 100); do [ "$(grep -c '"Compacted the watch cache"' "$TMP/err")" -gt "$ndone" ] && break; sleep 0.1; done
+wait_cycles 2
 stop_loop
+expect_err '"Failed to list for the watch cache; it is not synced until a list succeeds" err="failed to list /api/v1/pods: HTTP 500: etcdserver: request timed out" kind="Pod" retryInSeconds=1'
+checks=$((checks + 1))
+python3 - "$TMP/err" <<'PY' || fail "the failed list of a compaction was not retried, or cycles ran unsynced"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+failed = max(i for i, l in enumerate(lines) if '"Failed to list for the watch cache' in l)
+start = max(i for i, l in enumerate(lines[:failed]) if '"Compacting the watch cache: every kind is listed again"' in l)
+done = min(i for i, l in enumerate(lines) if i > failed and '"Compacted the watch cache"' in l)
+assert any('"Listed for the watch cache" kind="Pod" reason="compact"' in l for l in lines[failed:done]), "no retry"
+between = lines[start:done]
+assert not any('"Cycle timings"' in l for l in between), "a cycle ran on a half-listed cache"
+assert sum('"Cycle timings"' in l for l in lines[done:]) >= 2, "fewer than two cycles after it"
+PY
 expect_err '"Ignoring a watch event" kind="Pod" type="ADDED" object="default" name="watch-test-ghost" why="not newer than the cache'"'"'s list"'
 expect_err '"Ignoring a watch event" kind="Pod" type="DELETED" object="default" name="watch-test-ghost" why="not newer than the cache'"'"'s list"'
 checks=$((checks + 1))
