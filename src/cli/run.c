@@ -507,7 +507,7 @@ int cmd_run(int argc, char **argv) {
       {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
       {"watch-cache", NULL, FLAG_BOOL, &o.watch_cache, "with an interval: list the cluster once and keep it current with watches instead of listing it every cycle (not in upstream, whose informers always watch)", "true"},
       {"watch-stall-timeout", NULL, FLAG_DURATION, &o.watch_stall, "with the watch cache: a watch that sends nothing (not even a bookmark) for this long is opened again", "2m30s"},
-      {"watch-cache-compact-bytes", NULL, FLAG_INT, &o.watch_compact, "with the watch cache: once the strings and arrays its objects share (label values, owner and container status arrays) have grown by this many bytes since every kind was last listed, every kind is listed again into a fresh table so that what no object uses any more is freed; 0 = never (not in upstream)", "16777216"},
+      {"watch-cache-compact-bytes", NULL, FLAG_INT, &o.watch_compact, "with the watch cache: once the strings and arrays its objects share (label values, owner and container status arrays) have grown by this many bytes since every kind was last listed, the cache is dropped and every kind listed again into fresh tables, so that what no object uses any more is freed (cycles wait meanwhile); 0 = never (not in upstream)", "16777216"},
       {"psi", NULL, FLAG_STRING, &o.psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", "auto"},
       {NULL}};
   const char *pos[1];

@@ -697,8 +697,8 @@ static void compact(watch_cache *w) {
   store_free(w->store, w->shared_mem);
   store_new(w);
   w->shared_base = 0;
-  /* the freed cache goes back to the system before the lists fill a new one, so that the
-   * two are not both resident */
+  /* what the old cache held goes back to the system now, not after the next cycle: the
+   * allocator would keep much of it resident beside the new one */
   xrelease();
 }
 

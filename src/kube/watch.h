@@ -24,8 +24,8 @@
  * numbers) and a repeated one are ignored, as is an ADDED or MODIFIED for an object the cache
  * saw deleted later. A DELETED for an object the cache does not hold is ignored, and so is an
  * event not newer than the kind's last list (one that a watch older than a compaction's list
- * still brings). An object
- * that does not decode is left out (kube_object_skipped), and its older version with it.
+ * still brings). An object that does not decode is left out (kube_object_skipped), and its
+ * older version with it.
  *
  * Failures. A watch that ends is opened again from the last resourceVersion seen. 410 Gone
  * (an ERROR event or the answer to the watch), or a stream that cannot be read (malformed
