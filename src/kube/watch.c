@@ -438,7 +438,7 @@ typedef struct {
   wres *r;
   wentry *items; /* the new list */
   size_t n, cap;
-  char *rv; /* the list's resourceVersion (heap) */
+  char *rv;      /* the list's resourceVersion (heap) */
   size_t reused;
 } list_ctx;
 
@@ -533,66 +533,6 @@ static void start_watch(watch_cache *w, wres *r, const char *rv) {
   }
 }
 
-/* Lists kind r into l (l->w and l->r set, the rest zero): sorted by key, each key once. 0, or
- * -1 with err, the objects it read then given back or freed. */
-static int list_objects(watch_cache *w, wres *r, list_ctx *l, kube_pager_stats *st, dserr *err) {
-  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, l, st, err);
-  if (rc < 0 && st->expired && r->list_failures == 0) {
-    /* a continue token expired mid-list: the list starts again at once, as client-go's pager
-     * falls back to a full list; a second failure waits like any other */
-    LOGW(NULL, "A paged list expired while it was read; listing again from the start",
-         LSTR("kind", kinds[r->k].kind), LSTR("err", err->msg));
-    for (size_t i = 0; i < l->n; i++)
-      restore_or_free(r, &l->items[i]);
-    l->n = 0;
-    free(l->rv);
-    l->rv = NULL;
-    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, l, st, err);
-  }
-  if (rc < 0)
-    dserr_prefix(err, "failed to list %s", kinds[r->k].path);
-  if (rc == 0 && !l->rv)
-    rc = dserr_set(err, "the list carries no metadata.resourceVersion to watch from");
-  if (rc < 0) {
-    for (size_t i = 0; i < l->n; i++)
-      restore_or_free(r, &l->items[i]);
-    free(l->items);
-    free(l->rv);
-    l->items = NULL;
-    l->rv = NULL;
-    l->n = l->cap = 0;
-    return -1;
-  }
-  if (l->n > 1)
-    qsort(l->items, l->n, sizeof *l->items, entry_cmp);
-  /* a list holds a key once; should one come twice, the later copy stays */
-  size_t out = 0;
-  for (size_t i = 0; i < l->n; i++) {
-    if (out && entry_cmp(&l->items[out - 1], &l->items[i]) == 0)
-      entry_free(w, &l->items[--out]);
-    l->items[out++] = l->items[i];
-  }
-  l->n = out;
-  return 0;
-}
-
-/* The list l replaces what the cache held of r; what it did not take over is freed. */
-static void list_replace(wres *r, list_ctx *l) {
-  for (size_t i = 0; i < r->n; i++)
-    entry_free(r->w, &r->items[i]);
-  free(r->items);
-  r->items = l->items;
-  r->n = l->n;
-  r->cap = l->cap;
-  l->items = NULL;
-  tombs_clear(r);
-  r->floor_rv = rv_number(l->rv);
-  r->listed = true;
-  r->ever_listed = true;
-  r->relist_reason = NULL;
-  r->list_failures = 0;
-}
-
 /* 1 s after the first failure, doubling to 30 s */
 static double backoff_seconds(int failures) {
   double wait = 1.0;
@@ -602,12 +542,33 @@ static double backoff_seconds(int failures) {
 }
 
 static void list_kind(watch_cache *w, wres *r) {
-  list_ctx l = {.w = w, .r = r};
+  list_ctx l = {w, r, NULL, 0, 0, NULL, 0};
   kube_pager_stats st;
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  if (list_objects(w, r, &l, &st, &err) < 0) {
+  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  if (rc < 0 && st.expired && r->list_failures == 0) {
+    /* a continue token expired mid-list: the list starts again at once, as client-go's pager
+     * falls back to a full list; a second failure waits like any other */
+    LOGW(NULL, "A paged list expired while it was read; listing again from the start",
+         LSTR("kind", kinds[r->k].kind), LSTR("err", err.msg));
+    for (size_t i = 0; i < l.n; i++)
+      restore_or_free(r, &l.items[i]);
+    l.n = 0;
+    free(l.rv);
+    l.rv = NULL;
+    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  }
+  if (rc < 0)
+    dserr_prefix(&err, "failed to list %s", kinds[r->k].path);
+  if (rc == 0 && !l.rv)
+    rc = dserr_set(&err, "the list carries no metadata.resourceVersion to watch from");
+  if (rc < 0) {
+    for (size_t i = 0; i < l.n; i++)
+      restore_or_free(r, &l.items[i]);
+    free(l.items);
+    free(l.rv);
     r->list_failures++;
     double wait = backoff_seconds(r->list_failures);
     r->list_retry_at = time_mono_seconds() + wait;
@@ -616,7 +577,28 @@ static void list_kind(watch_cache *w, wres *r) {
          err.msg, LSTR("kind", kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
     return;
   }
-  list_replace(r, &l);
+  /* the new list replaces the old one; what it did not reuse is gone */
+  for (size_t i = 0; i < r->n; i++)
+    entry_free(w, &r->items[i]);
+  free(r->items);
+  if (l.n > 1)
+    qsort(l.items, l.n, sizeof *l.items, entry_cmp);
+  /* a list holds a key once; should one come twice, the later copy stays */
+  size_t out = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (out && entry_cmp(&l.items[out - 1], &l.items[i]) == 0)
+      entry_free(w, &l.items[--out]);
+    l.items[out++] = l.items[i];
+  }
+  r->items = l.items;
+  r->n = out;
+  r->cap = l.cap;
+  tombs_clear(r);
+  r->floor_rv = rv_number(l.rv);
+  r->listed = true;
+  r->ever_listed = true;
+  r->relist_reason = NULL;
+  r->list_failures = 0;
   metrics_watch_list(kinds[r->k].kind, reason);
   LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
        LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
@@ -1122,6 +1104,14 @@ void watch_cache_free(watch_cache *w) {
   free(w);
 }
 
+/* every kind watched has a current list */
+static bool all_listed(const watch_cache *w) {
+  for (int k = 0; k < K_COUNT; k++)
+    if (w->res[k].active && !w->res[k].listed)
+      return false;
+  return true;
+}
+
 void watch_cache_pump(watch_cache *w) {
   pthread_mutex_lock(&w->mu);
   wmsg *m = w->head;
@@ -1154,22 +1144,17 @@ void watch_cache_pump(watch_cache *w) {
     free_msg(m);
     m = next;
   }
-  bool listed = true;
-  for (int k = 0; k < K_COUNT; k++)
-    listed = listed && (!w->res[k].active || w->res[k].listed);
   /* not while a kind waits for a list of its own (after a 410): that one comes first */
-  if (listed && w->o.compact_bytes && w->shared_base && !w->quit &&
+  if (all_listed(w) && w->o.compact_bytes && w->shared_base && !w->quit &&
       shared_content(w) >= w->shared_base + w->o.compact_bytes)
     compact(w);
   double now = time_mono_seconds();
-  listed = true;
   for (int k = 0; k < K_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
       list_kind(w, r);
-    listed = listed && (!r->active || r->listed);
   }
-  if (!listed || w->shared_base)
+  if (w->shared_base || !all_listed(w))
     return;
   /* every kind listed, the first time or since a compaction */
   w->shared_base = shared_content(w);
