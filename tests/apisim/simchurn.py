@@ -65,11 +65,10 @@ class Churn:
         done = {"status": 0, "annotation": 0, "label": 0, "phase": 0, "replaced": 0}
         rollouts = {}  # old ReplicaSet uid -> its successor's (hash, uid), this call
         now = rfc3339()
-        siblings = {}  # with rollout: ReplicaSet uid -> its pods' keys
+        siblings = {}  # with rollout: owner uid -> its pods' keys (from the store's index)
         if rollout:
             for e in entries:
-                uid = _replicaset_uid(loads(e.raw))
-                if uid:
+                for uid in getattr(e.info, "owners", ()):
                     siblings.setdefault(uid, []).append((e.ns, e.name))
         for k, e in enumerate(chosen):
             if rollout and self.store.entry(self.pods, e.ns, e.name) is None:
@@ -95,7 +94,7 @@ class Churn:
             elif what == 7:
                 self.store.modify(self.pods, ns, name, lambda o: _succeed(o, now))
                 done["phase"] += 1
-            elif rollout and _replicaset_uid(obj):
+            elif rollout and _replicaset_uid(obj) in siblings:
                 for sns, sname in siblings[_replicaset_uid(obj)]:
                     cur = self.store.entry(self.pods, sns, sname)
                     if cur is None:
@@ -150,6 +149,11 @@ def _succeed(obj, now):
     return True
 
 
+def _random_uid(rng):
+    return "%08x-%04x-4%03x-%04x-%012x" % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(12),
+                                           rng.getrandbits(16), rng.getrandbits(48))
+
+
 def _replicaset_uid(obj):
     """The uid of obj's controlling ReplicaSet, or None."""
     for ref in obj["metadata"].get("ownerReferences") or []:
@@ -166,10 +170,7 @@ def _new_replicaset(obj, rollouts, rng):
             continue
         old_hash = ref["name"].rsplit("-", 1)[1]
         if ref["uid"] not in rollouts:
-            rollouts[ref["uid"]] = ("".join(rng.choice(SUFFIX_ALPHABET) for _ in range(10)),
-                                    "%08x-%04x-4%03x-%04x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
-                                                                    rng.getrandbits(12), rng.getrandbits(16),
-                                                                    rng.getrandbits(48)))
+            rollouts[ref["uid"]] = ("".join(rng.choice(SUFFIX_ALPHABET) for _ in range(10)), _random_uid(rng))
         new_hash, new_uid = rollouts[ref["uid"]]
         base = ref["name"][:-len(old_hash)]
         ref["name"], ref["uid"] = base + new_hash, new_uid
@@ -187,8 +188,7 @@ def _replacement(old, node, now, rng):
     md = obj["metadata"]
     base = md.get("generateName") or (md["name"] + "-")
     md["name"] = base + "".join(rng.choice(SUFFIX_ALPHABET) for _ in range(5))
-    md["uid"] = "%08x-%04x-4%03x-%04x-%012x" % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(12),
-                                                rng.getrandbits(16), rng.getrandbits(48))
+    md["uid"] = _random_uid(rng)
     md["creationTimestamp"] = now
     for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
         md.pop(k, None)
