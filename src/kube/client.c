@@ -1088,6 +1088,7 @@ static int request_impl(kube_client *c, const char *method, const char *path,
     }
     resp->status = status;
     resp->len = c->body.len;
+    resp->cap = c->body.buf ? c->body.cap : 1;
     resp->body = c->body.buf ? sb_detach(&c->body) : xstrdup("");
     rc = 0;
     break;
@@ -1138,7 +1139,17 @@ void kube_response_free(kube_response *r) {
     return;
   free(r->body);
   r->body = NULL;
-  r->len = 0;
+  r->len = r->cap = 0;
+}
+
+void kube_client_lend_body(kube_client *c, char *buf, size_t cap) {
+  if (c->body.buf || !buf || cap == 0) {
+    free(buf);
+    return;
+  }
+  c->body.buf = buf;
+  c->body.cap = cap;
+  sb_clear(&c->body);
 }
 
 void kube_status_text(const kube_response *r, char *message, size_t mcap, char *reason,

@@ -27,6 +27,7 @@ typedef struct {
   long status;  /* HTTP status */
   char *body;   /* NUL-terminated response body (heap), may be empty */
   size_t len;
+  size_t cap; /* bytes allocated for body (for kube_client_lend_body) */
   /* after a transport failure (-1): the request was sent, so the server may have acted on
    * it (a timeout awaiting the answer, a reset mid-response); false when it never left
    * (refused connection, TLS failure, credentials) */
@@ -74,6 +75,12 @@ void kube_path_escape(strbuf *sb, const char *s);
 typedef int (*kube_stream_fn)(void *ctx, const char *data, size_t len);
 int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
                 long stall_seconds, volatile int *abort_flag, kube_response *resp, dserr *err);
+
+/* Gives the client a body buffer of cap bytes (one a response of it or of another client
+ * came in, taken from kube_response's body and cap) to fill with the next response instead
+ * of growing a new one from nothing: a paged LIST reuses its pages' buffers. The client owns
+ * buf from here on (it frees it when it already has one). */
+void kube_client_lend_body(kube_client *c, char *buf, size_t cap);
 
 /* A client is not thread-safe: it owns one libcurl handle; use one client per thread.
  * Notes on client-go parity: qps < 0 selects the default 5 here (client-go would disable the

@@ -4,7 +4,9 @@
  * fetcher owns the client for the whole list; the caller only decodes. When a page's first
  * bytes do not give its continue token, the fetcher waits until the caller has decoded the
  * page and handed the token over. Either side stopping (an error, the last page) wakes the
- * other. */
+ * other. A decoded page's buffer goes back to the fetcher, which lends it to the client for
+ * a later page: pages of megabytes are then neither grown from nothing (a copy at every
+ * doubling) nor faulted in anew. */
 #include "pager.h"
 
 #include "../util/doc_fast.h"
@@ -39,6 +41,8 @@ typedef struct {
   bool done; /* the fetcher has ended */
   bool have_token;
   char *handed; /* the caller's token for a page that did not say it up front */
+  char *spare;  /* a decoded page's buffer, for the fetcher to fill again */
+  size_t spare_cap;
 } pager;
 
 static void fetched_free(fetched *f) {
@@ -88,6 +92,13 @@ static void *fetch_loop(void *arg) {
   char *token = NULL;
   bool later = false;
   for (;;) {
+    pthread_mutex_lock(&p->mu);
+    char *spare = p->spare;
+    size_t spare_cap = p->spare_cap;
+    p->spare = NULL;
+    pthread_mutex_unlock(&p->mu);
+    if (spare)
+      kube_client_lend_body(p->c, spare, spare_cap);
     fetched f;
     fetch_one(p, token, later, &f);
     free(token);
@@ -191,15 +202,20 @@ int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, 
       rc = -1;
       break;
     }
-    if (f.token_known) {
+    if (f.token_known)
       free(token);
-    } else {
-      pthread_mutex_lock(&p.mu);
+    pthread_mutex_lock(&p.mu);
+    if (!f.token_known) {
       p.handed = token;
       p.have_token = true;
       pthread_cond_broadcast(&p.cv);
-      pthread_mutex_unlock(&p.mu);
     }
+    if (!p.spare) {
+      p.spare = f.r.body;
+      p.spare_cap = f.r.cap;
+      f.r.body = NULL;
+    }
+    pthread_mutex_unlock(&p.mu);
     fetched_free(&f);
   }
   pthread_mutex_lock(&p.mu);
@@ -210,6 +226,7 @@ int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, 
   for (; p.n; p.n--, p.head = (p.head + 1) % 2)
     fetched_free(&p.q[p.head]);
   free(p.handed);
+  free(p.spare);
   pthread_cond_destroy(&p.cv);
   pthread_mutex_destroy(&p.mu);
   return rc;
