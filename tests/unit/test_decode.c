@@ -296,6 +296,41 @@ static void test_split_decode_falls_back(void **state) {
   }
 }
 
+/* model_finish refuses two pods of one namespace and name, wherever they are in the list,
+ * and only those: the same name in another namespace, or a name one longer, is another pod. */
+static void test_duplicate_pod_refused(void **state) {
+  (void)state;
+  const struct {
+    const char *extra, *error;
+  } cases[] = {
+      {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"app-1999\",\"namespace\":\"ns-1\"}}",
+       "pod \"ns-1/app-1999\" appears more than once"},
+      {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"app-0\",\"namespace\":\"ns-0\"}}",
+       "pod \"ns-0/app-0\" appears more than once"},
+      {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"app-1999\",\"namespace\":\"ns-0\"}}", NULL},
+      {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"app-19990\",\"namespace\":\"ns-1\"}}", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *path = write_cluster(2000, cases[i].extra);
+    dserr err;
+    err.msg[0] = 0;
+    size_t by_worker = 0;
+    model *m = model_new();
+    assert_int_equal(decode_snapshot_file_split(m, path, UINT64_MAX, &by_worker, &err), 0);
+    assert_int_equal(m->pods.n, 2001);
+    int rc = model_finish(m, &err);
+    if (cases[i].error) {
+      assert_int_equal(rc, -1);
+      if (!strstr(err.msg, cases[i].error))
+        fail_msg("case %zu: \"%s\" does not contain \"%s\"", i, err.msg, cases[i].error);
+    } else {
+      assert_int_equal(rc, 0);
+    }
+    model_free(m);
+    unlink(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bare_number_too_large),
@@ -303,6 +338,7 @@ int main(void) {
       cmocka_unit_test(test_resource_names_by_pointer),
       cmocka_unit_test(test_split_decode_same_model),
       cmocka_unit_test(test_split_decode_falls_back),
+      cmocka_unit_test(test_duplicate_pod_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
