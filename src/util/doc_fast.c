@@ -12,6 +12,9 @@
 #include "xalloc.h"
 
 #include <stdalign.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +31,25 @@ static const unsigned char plain[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-/* The end of the run of plain string bytes at p: eight at a time (a word has a byte that is
- * not plain when one is '"', '\\', below 0x20 or above 0x7F), then one at a time. */
+/* The end of the run of plain string bytes at p: sixteen at a time where SSE2 is (every x86-64),
+ * then eight at a time (a word has a byte that is not plain when one is '"', '\\', below 0x20
+ * or above 0x7F), then one at a time. */
 static inline const unsigned char *plain_run(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+  /* sixteen at a time: a signed byte below 0x20 is a control character or above 0x7F */
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(' ');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                     _mm_cmplt_epi8(v, space));
+    unsigned mask = (unsigned)_mm_movemask_epi8(special);
+    if (mask)
+      return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
   const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
   while (end - p >= 8) {
     uint64_t w;
@@ -1090,8 +1109,8 @@ static bool looks_like_item(arena *a, const unsigned char *p, const unsigned cha
   r.at_eof = true;
   rd_use(&r, a);
   doc_node *v = NULL;
-  bool ok = read_value(&r, NULL, &v) == DOCF_OK && v->type == DOC_MAP &&
-            doc_get(v, "metadata") && doc_get(v, "metadata")->type == DOC_MAP &&
+  bool ok = read_value(&r, NULL, &v) == DOCF_OK && v->type == DOC_MAP && doc_get(v, "metadata") &&
+            doc_get(v, "metadata")->type == DOC_MAP &&
             (!doc_get(v, "kind") || doc_get(v, "kind")->type == DOC_STR) &&
             next_or_close(&r, ']') >= 0;
   rd_free(&r);
