@@ -671,6 +671,8 @@ kube_client *kube_client_new(const kube_config *cfg, double qps, int burst, dser
   curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
   curl_easy_setopt(h, CURLOPT_USERAGENT, KUBE_USER_AGENT);
+  /* a LIST page is megabytes: read it in large pieces (fewer reads, polls and callbacks) */
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L * 1024);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
   if (!cfg->disable_compression)
