@@ -76,10 +76,9 @@ typedef int (*kube_stream_fn)(void *ctx, const char *data, size_t len);
 int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
                 long stall_seconds, volatile int *abort_flag, kube_response *resp, dserr *err);
 
-/* Gives the client a body buffer of cap bytes (one a response of it or of another client
- * came in, taken from kube_response's body and cap) to fill with the next response instead
- * of growing a new one from nothing: a paged LIST reuses its pages' buffers. The client owns
- * buf from here on (it frees it when it already has one). */
+/* Gives the client buf, cap bytes (a response's body and cap, done with), to hold the body of
+ * its next response instead of one grown from nothing: a paged LIST reuses its pages'
+ * buffers. The client owns buf from here on (and frees it when it holds one already). */
 void kube_client_lend_body(kube_client *c, char *buf, size_t cap);
 
 /* A client is not thread-safe: it owns one libcurl handle; use one client per thread.
