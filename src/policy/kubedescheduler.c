@@ -1146,6 +1146,7 @@ static int deployment_args(rctx *c) {
   }
   if (s->min_tls_version && *s->min_tls_version)
     add_arg(c, "--tls-min-version=%s", s->min_tls_version);
+  r->automatic = !strcmp(s->mode, "Automatic");
   if (!strcmp(s->mode, "Predictive")) {
     add_arg(c, "--dry-run=true");
     r->dry_run = true;
@@ -1191,7 +1192,8 @@ int kd_render(arena *a, const kd_spec *s, const kd_facts *f, kd_result *out, dse
   if (out->kubevirt_profile)
     warn(&c, "the operator also runs its soft-tainter for the KubeVirtRelieveAndMigrate profile "
              "(PreferNoSchedule taints on overutilized nodes); the descheduler command does not "
-             "taint nodes: run `descheduler soft-taint` with the rendered policy for that");
+             "taint nodes: run `descheduler soft-taint` with the same --kubedescheduler or "
+             "--kubedescheduler-ref for that");
   return 0;
 }
 

@@ -114,6 +114,7 @@ typedef struct {
   /* the run settings the args stand for */
   int64_t interval_seconds;
   bool dry_run;
+  bool automatic; /* spec.mode is Automatic: the operator's soft-tainter patches nodes only then */
   int verbosity;
   bool evictions_in_background;
   bool kubevirt_profile; /* a (Dev)KubeVirtRelieveAndMigrate profile is listed */

@@ -12,12 +12,10 @@
 #include "../model/model.h"
 #include "../obs/log.h"
 #include "../plugins/nodeutilization.h"
-#include "../plugins/registry.h"
 #include "../policy/policy.h"
 #include "../usage/usage.h"
 #include "../util/selector.h"
 #include "../util/strbuf.h"
-#include "../util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +26,19 @@
 
 struct softtainter {
   kube_client *api;
-  char *policy_path;
-  bool automatic;
+  softtaint_source_fn source;
+  void *source_ctx;
+  bool automatic;   /* this pass's mode */
   usage_prom *prom; /* kept across passes while the provider stays the same */
 };
 
-softtainter *softtaint_new(kube_client *api, const char *policy_path, bool automatic) {
+softtainter *softtaint_new(kube_client *api, softtaint_source_fn source, void *ctx) {
   softtainter *st = calloc(1, sizeof *st);
   if (!st)
     abort();
   st->api = api;
-  st->policy_path = xstrdup(policy_path);
-  st->automatic = automatic;
+  st->source = source;
+  st->source_ctx = ctx;
   return st;
 }
 
@@ -47,7 +46,6 @@ void softtaint_free(softtainter *st) {
   if (!st)
     return;
   usage_prom_free(st->prom);
-  free(st->policy_path);
   free(st);
 }
 
@@ -292,8 +290,7 @@ static int apply(softtainter *st, node **nodes, size_t n, const wanted *w, dserr
 }
 
 int softtaint_reconcile(softtainter *st, dserr *err) {
-  plugin_env env = {kube_priority_class_value, st->api};
-  policy *pol = policy_load(st->policy_path, plugin_lookup, &env, err);
+  policy *pol = st->source(st->source_ctx, &st->automatic, err);
   if (!pol)
     return -1;
   model *m = model_new();

@@ -2,7 +2,8 @@
  * actual utilization, so the scheduler stops sending migrated VMs back to hot nodes.
  *
  * It is the OpenShift descheduler operator's soft-tainter (pkg/softtainter) as a mode of this
- * binary (`descheduler soft-taint`, docs/utilization.md). Every pass: read the policy file,
+ * binary (`descheduler soft-taint`, docs/utilization.md). Every pass: take the policy and the
+ * mode from the source (a policy file and --mode, or a KubeDescheduler rendered again),
  * list the nodes matching its nodeSelector, take the LowNodeUtilization configuration of the
  * profile named KubeVirtRelieveAndMigrate (or DevKubeVirtRelieveAndMigrate; the last one
  * wins, as upstream), ask its Prometheus query (provider and credentials as the descheduler
@@ -16,7 +17,7 @@
  * (value "true", effect PreferNoSchedule). Without such a profile, both taints are removed
  * from every listed node.
  *
- * Only mode Automatic changes nodes; Predictive (the default) logs what it would change.
+ * Only mode Automatic changes nodes; Predictive logs what it would change.
  * A change reads the node, rebuilds its taint list with every other taint as it was, and
  * sends a JSON patch that first tests the node's resourceVersion: a node changed in between
  * is read again (up to 3 tries), never overwritten. Only taints with these two keys and the
@@ -26,6 +27,7 @@
 #define DS_SOFTTAINT_H
 
 #include "../kube/client.h"
+#include "../policy/policy.h"
 #include "../util/err.h"
 
 #include <stdbool.h>
@@ -35,8 +37,13 @@
 
 typedef struct softtainter softtainter;
 
-/* api: the Kubernetes client (borrowed, same thread). automatic: mode Automatic. */
-softtainter *softtaint_new(kube_client *api, const char *policy_path, bool automatic);
+/* Where a pass takes its policy (loaded for this pass; the soft-tainter frees it) and its mode
+ * (*automatic: patch the nodes; else log what would change). NULL with err: the pass fails
+ * and changes nothing. */
+typedef policy *(*softtaint_source_fn)(void *ctx, bool *automatic, dserr *err);
+
+/* api: the Kubernetes client (borrowed, same thread); source and ctx as above (borrowed). */
+softtainter *softtaint_new(kube_client *api, softtaint_source_fn source, void *ctx);
 void softtaint_free(softtainter *st);
 
 /* One pass. Returns -1 with err when it could not classify (policy, node list, Prometheus

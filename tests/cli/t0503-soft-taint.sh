@@ -9,7 +9,11 @@
 #   taint of someone else on worker-1 and the control plane's taint stay as they were;
 # - running every second, the taints follow when the load moves; a node changed by someone
 #   else between read and patch (409) is read again, not overwritten;
-# - a policy without the KubeVirt profile cleans both taints up.
+# - a policy without the KubeVirt profile cleans both taints up;
+# - from a KubeDescheduler (file, then a reference read again every pass): the policy rendered
+#   from it, its spec.mode (Predictive logs, Automatic patches; --mode Predictive forces
+#   log-only, --mode Automatic is refused) and its deschedulingIntervalSeconds (the loop
+#   follows a load change within seconds, the flag's default being a minute).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 . "$(dirname "$0")/promlib.sh"
@@ -18,9 +22,14 @@ APPR=nodeutilization.descheduler.openshift.io/appropriate
 
 sim_start "$ROOT/tests/data/usage/cluster.json"
 mkdir -p "$TMP/www" "$TMP/tsdb"
-load() { # w1 w2 w3: the scraped gauge, replaced atomically
-  printf 'test_node_load{instance="worker-1"} %s\ntest_node_load{instance="worker-2"} %s\ntest_node_load{instance="worker-3"} %s\ntest_node_load{instance="cp-1"} 0\n' \
-    "$1" "$2" "$3" >"$TMP/www/metrics.new" && mv "$TMP/www/metrics.new" "$TMP/www/metrics.txt"
+# the query a KubeDescheduler's KubeVirt profile renders (PrometheusCPUCombined), scraped as is
+KVQ='descheduler:combined_utilization_and_pressure:avg1m'
+load() { # w1 w2 w3: the scraped gauges (the test's and the profile's), replaced atomically
+  local m
+  for m in test_node_load "$KVQ"; do
+    printf '%s{instance="worker-1"} %s\n%s{instance="worker-2"} %s\n%s{instance="worker-3"} %s\n%s{instance="cp-1"} 0\n' \
+      "$m" "$1" "$m" "$2" "$m" "$3" "$m"
+  done >"$TMP/www/metrics.new" && mv "$TMP/www/metrics.new" "$TMP/www/metrics.txt"
 }
 load 1 0.6 0
 port=$(free_port)
@@ -28,6 +37,7 @@ python3 -m http.server --bind 127.0.0.1 --directory "$TMP/www" "$port" >/dev/nul
 track_pid $!
 prom_start "$TMP/tsdb" "127.0.0.1:$port"
 prom_wait_series test_node_load 4
+prom_wait_series "$KVQ" 4
 
 cat >"$TMP/policy.yaml" <<YAML
 apiVersion: descheduler/v1alpha2
@@ -160,4 +170,108 @@ expect_taints worker-1 "$MAINT"
 expect_taints worker-2 ""
 expect_taints worker-3 ""
 expect_taints cp-1 "$CP"
+
+# --- from a KubeDescheduler: the load is 0 / 1 / 0.6, so worker-2 is over, worker-3 appropriate
+kd_cr() { # MODE: the CR (AsymmetricLow: thresholds 0/10, as the policy above)
+  cat <<YAML
+apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata:
+  name: cluster
+  namespace: openshift-kube-descheduler-operator
+spec:
+  managementState: Managed
+  mode: $1
+  deschedulingIntervalSeconds: 1
+  profiles: [KubeVirtRelieveAndMigrate]
+  profileCustomizations:
+    devDeviationThresholds: AsymmetricLow
+    devActualUtilizationProfile: PrometheusCPUCombined
+YAML
+}
+kd_cr Predictive >"$TMP/kd.yaml"
+kst() { run soft-taint --kubeconfig "$SIM_KC" --prometheus-url "$PROM_URL" --psi present "$@"; }
+# flags
+run soft-taint --kubeconfig "$SIM_KC" --once
+expect_status 2
+expect_err 'descheduler soft-taint: --policy-config-file, --kubedescheduler or --kubedescheduler-ref is required'
+kst --kubedescheduler "$TMP/kd.yaml" --policy-config-file "$TMP/policy.yaml" --once
+expect_status 2
+expect_err 'descheduler soft-taint: --policy-config-file and --kubedescheduler cannot be used together'
+kst --kubedescheduler "$TMP/kd.yaml" --mode Automatic --once
+expect_status 2
+expect_err 'descheduler soft-taint: --mode Automatic cannot be used with a KubeDescheduler: its spec.mode decides'
+run soft-taint --kubeconfig "$SIM_KC" --policy-config-file "$TMP/policy.yaml" --prometheus-url "$PROM_URL" --once
+expect_status 2
+expect_err 'descheduler soft-taint: --prometheus-url is only used with --kubedescheduler or --kubedescheduler-ref'
+sed 's/deschedulingIntervalSeconds: 1/deschedulingIntervalSeconds: 0/' "$TMP/kd.yaml" >"$TMP/kd-bad.yaml"
+kst --kubedescheduler "$TMP/kd-bad.yaml" --once
+expect_status 2
+expect_err 'spec.deschedulingIntervalSeconds in body should be greater than or equal to 1'
+# Predictive CR: the rendered policy's query and thresholds, intentions only
+kst --kubedescheduler "$TMP/kd.yaml" --once
+expect_status 0
+expect_err '"Using the policy rendered from the KubeDescheduler" kubedescheduler="'"$TMP"'/kd.yaml" mode="Predictive" intervalSeconds=1'
+expect_err '"Node has been classified" category="overutilized" node="worker-2"'
+expect_err_count 3 'Predictive mode: the soft taint would be added'
+read_taints
+expect_taints worker-2 ""
+expect_taints worker-3 ""
+# Automatic CR, but --mode Predictive forces log-only
+kd_cr Automatic >"$TMP/kd.yaml"
+kst --kubedescheduler "$TMP/kd.yaml" --mode Predictive --once
+expect_status 0
+expect_err 'mode="Predictive" intervalSeconds=1'
+expect_err_count 3 'Predictive mode: the soft taint would be added'
+read_taints
+expect_taints worker-2 ""
+# Automatic CR: patched
+kst --kubedescheduler "$TMP/kd.yaml" --once
+expect_status 0
+expect_err 'mode="Automatic" intervalSeconds=1'
+expect_err_count 3 '"The soft taint got added to the node"'
+read_taints
+expect_taints worker-1 "$MAINT"
+expect_taints worker-2 "$APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
+expect_taints worker-3 "$APPR=true:PreferNoSchedule"
+expect_taints cp-1 "$CP"
+
+# a reference, read again every pass, and the CR's 1 s interval (no --interval given)
+kc apply -f "$ROOT/tests/data/profile/live/openshift-crds.yaml" >/dev/null || fail "create the OpenShift CRDs"
+for _ in $(seq 1 50); do kc get kubedeschedulers -A >/dev/null 2>&1 && break; sleep 0.1; done
+kc apply -f "$ROOT/tests/data/profile/live/openshift-objects.yaml" >/dev/null || fail "create the OpenShift objects"
+kd_cr Predictive >"$TMP/kd.yaml"
+kc apply -f "$TMP/kd.yaml" >/dev/null || fail "create the KubeDescheduler"
+REF=openshift-kube-descheduler-operator/cluster
+"$DESCHEDULER" soft-taint --kubeconfig "$SIM_KC" --prometheus-url "$PROM_URL" --psi present \
+  --kubedescheduler-ref "$REF" >"$TMP/ref.out" 2>"$TMP/ref.err" &
+loop=$!
+track_pid $loop
+# Predictive: the taints stay while the load moves (worker-1 hot, worker-2 cold)
+load 1 0 0.6
+for i in $(seq 1 40); do
+  grep -q 'would be removed from the node" node="worker-2"' "$TMP/ref.err" && break
+  sleep 0.3
+done
+checks=$((checks + 1))
+grep -q '"Predictive mode: the soft taint would be removed from the node" node="worker-2"' "$TMP/ref.err" ||
+  fail "the Predictive CR's passes did not follow the load: $(tail -n 5 "$TMP/ref.err")"
+read_taints
+expect_taints worker-2 "$APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
+# the CR switched to Automatic: the next pass (within about a second) patches
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"mode":"Automatic"}}' >/dev/null || fail "patch the KubeDescheduler"
+for i in $(seq 1 40); do
+  read_taints
+  grep -qx "worker-1: $MAINT $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule" "$TMP/taints" &&
+    grep -qx "worker-2: " "$TMP/taints" && break
+  sleep 0.3
+done
+kill $loop; wait $loop 2>/dev/null
+expect_taints worker-1 "$MAINT $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
+expect_taints worker-2 ""
+expect_taints worker-3 "$APPR=true:PreferNoSchedule"
+checks=$((checks + 1))
+[ "$(grep -c '"Using the policy rendered from the KubeDescheduler"' "$TMP/ref.err")" = 2 ] ||
+  fail "expected the rendering logged at start and when the mode changed: $(grep 'Using the policy' "$TMP/ref.err")"
 echo "t0503: $checks checks"

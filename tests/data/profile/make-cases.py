@@ -30,7 +30,7 @@ PROTECTED = ["kube-system", "hypershift", "openshift", "openshift-kube-deschedul
 PROM_URL = "https://prometheus-k8s-openshift-monitoring.apps.example.com"
 SOFT_TAINTER = ("the operator also runs its soft-tainter for the KubeVirtRelieveAndMigrate profile "
                 "(PreferNoSchedule taints on overutilized nodes); the descheduler command does not taint "
-                "nodes: run `descheduler soft-taint` with the rendered policy for that")
+                "nodes: run `descheduler soft-taint` with the same --kubedescheduler or --kubedescheduler-ref for that")
 LNU_INCLUDE = ("LowNodeUtilization is enabled, however it does not support namespace inclusion. "
                "Namespace inclusion will only be considered by other strategies (like "
                "RemovePodsHavingTooManyRestarts and PodLifeTime). Falling back to a list of excluded "
