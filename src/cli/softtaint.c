@@ -249,8 +249,9 @@ int cmd_softtaint(int argc, char **argv) {
       goto out;
     }
     policy_free(pol);
+    kdsrc_log_warnings(ks.kd);
     ks.interval_ns = kdsrc_result(ks.kd)->interval_seconds * 1000000000LL;
-    /* the first pass logs the rendering */
+    /* the first pass logs the rendering (later ones when it changes, with its warnings) */
     ks.broken = true;
     LOGV(0, NULL, "Starting the soft-tainter", LSTR("kubedescheduler", kdsrc_name(ks.kd)));
     st = softtaint_new(client, from_kubedescheduler, &ks);
