@@ -234,9 +234,10 @@ fail:
   return -1;
 }
 
-void kdsrc_log_warnings(const kdsrc *s) {
+void kdsrc_log_warnings(const kdsrc *s, bool soft_tainter) {
   for (size_t i = 0; i < s->res.nwarnings; i++)
-    log_writef('W', 0, __FILE__, __LINE__, "%s", s->res.warnings[i]);
+    if (!soft_tainter || s->res.warnings[i] != s->res.soft_tainter_note)
+      log_writef('W', 0, __FILE__, __LINE__, "%s", s->res.warnings[i]);
 }
 
 policy *kdsrc_load_policy(const kdsrc *s, const plugin_env *env, dserr *err) {

@@ -50,8 +50,9 @@ const char *kdsrc_name(const kdsrc *s);
 /* Whether the source is a reference read from the API server. */
 bool kdsrc_is_ref(const kdsrc *s);
 
-/* Logs the last rendering's warnings as klog warning lines. */
-void kdsrc_log_warnings(const kdsrc *s);
+/* Logs the last rendering's warnings as klog warning lines (the soft-tainter leaves out the
+ * one telling to run it). */
+void kdsrc_log_warnings(const kdsrc *s, bool soft_tainter);
 
 /* Loads the last rendering's policy as if it were a policy file named "<name> (rendered)". */
 policy *kdsrc_load_policy(const kdsrc *s, const plugin_env *env, dserr *err);

@@ -169,7 +169,7 @@ static int cmd_render(int argc, char **argv) {
     fprintf(stderr, "descheduler profile render: %s\n", err.msg);
     goto out;
   }
-  kdsrc_log_warnings(src);
+  kdsrc_log_warnings(src, false);
   if (!strcmp(o.output, "json"))
     print_json(src);
   else

@@ -221,7 +221,7 @@ static int kd_refresh(runner *r, model *m) {
   r->usage = usage_live_new(r->pol, r->client);
   kd_apply_settings(r);
   if (changed)
-    kdsrc_log_warnings(r->kd);
+    kdsrc_log_warnings(r->kd, false);
   LOGV(0, NULL,
        r->kd_broken && !changed ? "The KubeDescheduler can be rendered again; its policy is used from this cycle"
                                 : "The KubeDescheduler's rendering changed; the new policy is used from this cycle",
@@ -673,7 +673,7 @@ int cmd_run(int argc, char **argv) {
       goto out;
     }
     kd_apply_settings(&r);
-    kdsrc_log_warnings(r.kd);
+    kdsrc_log_warnings(r.kd, false);
     r.pol = kdsrc_load_policy(r.kd, &r.env, &err);
     if (r.pol)
       LOGV(0, NULL, "Using the policy rendered from the KubeDescheduler",

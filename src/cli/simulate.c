@@ -350,7 +350,7 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
       const kd_result *r = kdsrc_result(src);
       if (!flags_find(defs, "v")->seen)
         log_set_verbosity(r->verbosity);
-      kdsrc_log_warnings(src);
+      kdsrc_log_warnings(src, false);
       if (!flags_find(defs, "feature-gates")->seen)
         gates.evictions_in_background = r->evictions_in_background;
       pol = kdsrc_load_policy(src, &env, &err);

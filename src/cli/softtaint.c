@@ -114,7 +114,7 @@ static policy *from_kubedescheduler(void *ctx, bool *automatic, dserr *err) {
   *automatic = r->automatic && !k->force_predictive;
   k->interval_ns = r->interval_seconds * 1000000000LL;
   if (changed)
-    kdsrc_log_warnings(k->kd);
+    kdsrc_log_warnings(k->kd, true);
   if (changed || k->broken)
     LOGV(0, NULL, "Using the policy rendered from the KubeDescheduler",
          LSTR("kubedescheduler", kdsrc_name(k->kd)),
@@ -249,7 +249,7 @@ int cmd_softtaint(int argc, char **argv) {
       goto out;
     }
     policy_free(pol);
-    kdsrc_log_warnings(ks.kd);
+    kdsrc_log_warnings(ks.kd, true);
     ks.interval_ns = kdsrc_result(ks.kd)->interval_seconds * 1000000000LL;
     /* the first pass logs the rendering (later ones when it changes, with its warnings) */
     ks.broken = true;

@@ -1189,11 +1189,13 @@ int kd_render(arena *a, const kd_spec *s, const kd_facts *f, kd_result *out, dse
     return -1;
   if (s->has_customizations && s->dev_soft_tainter)
     warn(&c, "spec.profileCustomizations.devEnableSoftTainter is deprecated and ignored");
-  if (out->kubevirt_profile)
+  if (out->kubevirt_profile) {
     warn(&c, "the operator also runs its soft-tainter for the KubeVirtRelieveAndMigrate profile "
              "(PreferNoSchedule taints on overutilized nodes); the descheduler command does not "
              "taint nodes: run `descheduler soft-taint` with the same --kubedescheduler or "
              "--kubedescheduler-ref for that");
+    out->soft_tainter_note = out->warnings[out->nwarnings - 1];
+  }
   return 0;
 }
 

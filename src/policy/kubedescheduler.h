@@ -111,6 +111,9 @@ typedef struct {
   const char **args;
   size_t nwarnings; /* what the operator would log as warnings, and our own notes */
   const char **warnings;
+  /* the one of them saying that the descheduler command does not taint nodes (a KubeVirt
+   * profile), which the soft-tainter itself leaves out; NULL when not among them */
+  const char *soft_tainter_note;
   /* the run settings the args stand for */
   int64_t interval_seconds;
   bool dry_run;

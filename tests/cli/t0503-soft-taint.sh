@@ -214,6 +214,9 @@ expect_status 0
 expect_err '"Using the policy rendered from the KubeDescheduler" kubedescheduler="'"$TMP"'/kd.yaml" mode="Predictive" intervalSeconds=1'
 expect_err '"Node has been classified" category="overutilized" node="worker-2"'
 expect_err_count 3 'Predictive mode: the soft taint would be added'
+# the rendering's warnings, but not the one telling to run the soft-tainter
+expect_err 'the Scheduler config.openshift.io/v1 "cluster" could not be read'
+expect_err_count 0 'the descheduler command does not taint nodes'
 read_taints
 expect_taints worker-2 ""
 expect_taints worker-3 ""
