@@ -1,6 +1,6 @@
 /* kdsource.h - a KubeDescheduler CR as the source of the policy, for the commands that take
- * one (`profile render`, `simulate --kubedescheduler`, the run command with --kubedescheduler
- * or --kubedescheduler-ref).
+ * one (`profile render`, `simulate --kubedescheduler`, the run command and `soft-taint` with
+ * --kubedescheduler or --kubedescheduler-ref).
  *
  * A source holds the CR (read once from a file, or read again from the API server at every
  * render for a reference), the options that stand in for what the operator reads from its
