@@ -77,6 +77,18 @@ expect_taints() { # NODE EXPECTED (from the last read_taints)
   local got; got=$(sed -n "s/^$1: //p" "$TMP/taints")
   [ "$got" = "$2" ] || fail "taints of $1: '$got', expected '$2'"
 }
+await_taints() { # W1 W2 W3: reads the taints until worker-1..3 have these (up to 18 s), checks them
+  for _ in $(seq 1 60); do
+    read_taints
+    [ "$(sed -n 's/^worker-1: //p' "$TMP/taints")" = "$1" ] &&
+      [ "$(sed -n 's/^worker-2: //p' "$TMP/taints")" = "$2" ] &&
+      [ "$(sed -n 's/^worker-3: //p' "$TMP/taints")" = "$3" ] && break
+    sleep 0.3
+  done
+  expect_taints worker-1 "$1"
+  expect_taints worker-2 "$2"
+  expect_taints worker-3 "$3"
+}
 MAINT='example.com/maintenance-window=sunday:PreferNoSchedule'
 CP='node-role.kubernetes.io/control-plane=:NoSchedule'
 
@@ -123,16 +135,8 @@ sim_ctl POST /_sim/faults '{"verb": "patch", "path": "^/api/v1/nodes/worker-2$",
 loop=$!
 track_pid $loop
 load 0 1 0.6
-for i in $(seq 1 60); do
-  read_taints
-  grep -qx "worker-1: $MAINT" "$TMP/taints" && grep -qx "worker-2: $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule" "$TMP/taints" &&
-    grep -qx "worker-3: $APPR=true:PreferNoSchedule" "$TMP/taints" && break
-  sleep 0.3
-done
+await_taints "$MAINT" "$APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule" "$APPR=true:PreferNoSchedule"
 kill $loop; wait $loop 2>/dev/null
-expect_taints worker-1 "$MAINT"
-expect_taints worker-2 "$APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
-expect_taints worker-3 "$APPR=true:PreferNoSchedule"
 checks=$((checks + 1))
 grep -q '"The node changed while its soft taints were updated; reading it again" node="worker-2" attempt=1' "$TMP/loop.err" ||
   fail "the conflict was not retried: $(grep -i worker-2 "$TMP/loop.err" | tail -n 3)"
@@ -264,16 +268,8 @@ expect_taints worker-2 "$APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
 # the CR switched to Automatic: the next pass (within about a second) patches
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"mode":"Automatic"}}' >/dev/null || fail "patch the KubeDescheduler"
-for i in $(seq 1 40); do
-  read_taints
-  grep -qx "worker-1: $MAINT $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule" "$TMP/taints" &&
-    grep -qx "worker-2: " "$TMP/taints" && break
-  sleep 0.3
-done
+await_taints "$MAINT $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule" "" "$APPR=true:PreferNoSchedule"
 kill $loop; wait $loop 2>/dev/null
-expect_taints worker-1 "$MAINT $APPR=true:PreferNoSchedule $OVER=true:PreferNoSchedule"
-expect_taints worker-2 ""
-expect_taints worker-3 "$APPR=true:PreferNoSchedule"
 checks=$((checks + 1))
 [ "$(grep -c '"Using the policy rendered from the KubeDescheduler"' "$TMP/ref.err")" = 2 ] ||
   fail "expected the rendering logged at start and when the mode changed: $(grep 'Using the policy' "$TMP/ref.err")"
