@@ -67,34 +67,34 @@ static void st_usage(FILE *out, const void *ctx, const flag_def *defs) {
 typedef struct {
   const char *path;
   bool automatic;
-  plugin_env env;
+  const plugin_env *env;
 } file_source;
 
 static policy *from_file(void *ctx, bool *automatic, dserr *err) {
   file_source *f = ctx;
   *automatic = f->automatic;
-  return policy_load(f->path, plugin_lookup, &f->env, err);
+  return policy_load(f->path, plugin_lookup, f->env, err);
 }
 
 /* A KubeDescheduler, rendered against what the operator reads at every pass. */
 typedef struct {
   kdsrc *kd;
   kube_client *client;
-  plugin_env env;
+  const plugin_env *env;
   bool force_predictive; /* --mode Predictive given */
   bool broken;           /* the last pass could not render or load it */
+  bool facts_failed;     /* ... because the cluster could not be read (not the CR's fault) */
   int64_t interval_ns;   /* the CR's deschedulingIntervalSeconds, from the last rendering */
 } kd_source;
 
-/* Reads the facts and renders: 1 changed (or first), 0 the same, -1 with err; *facts_failed
- * tells a failure to read the cluster from one of the CR. */
-static int kd_render_now(kd_source *k, bool *facts_failed, dserr *err) {
+/* Reads the facts and renders: 1 changed (or first), 0 the same, -1 with err. */
+static int kd_render_now(kd_source *k, dserr *err) {
   model *facts = model_new();
   char route_error[1024];
   int rc = kube_read_openshift_facts(k->client, facts, 500, route_error, sizeof route_error, err);
   if (rc == 0)
     rc = model_finish(facts, err);
-  *facts_failed = rc < 0;
+  k->facts_failed = rc < 0;
   if (rc == 0)
     rc = kdsrc_render(k->kd, facts, k->client, route_error, err);
   model_free(facts);
@@ -103,9 +103,8 @@ static int kd_render_now(kd_source *k, bool *facts_failed, dserr *err) {
 
 static policy *from_kubedescheduler(void *ctx, bool *automatic, dserr *err) {
   kd_source *k = ctx;
-  bool facts_failed;
-  int changed = kd_render_now(k, &facts_failed, err);
-  policy *pol = changed < 0 ? NULL : kdsrc_load_policy(k->kd, &k->env, err);
+  int changed = kd_render_now(k, err);
+  policy *pol = changed < 0 ? NULL : kdsrc_load_policy(k->kd, k->env, err);
   if (!pol) {
     k->broken = true;
     return NULL;
@@ -178,11 +177,12 @@ int cmd_softtaint(int argc, char **argv) {
                     "--kubedescheduler-ref is required\n");
     return EXIT_CONFIG;
   }
-  if (!kd && (flags_find(defs, "prometheus-url")->seen || flags_find(defs, "psi")->seen)) {
+  bool explicit_url = flags_find(defs, "prometheus-url")->seen;
+  if (!kd && (explicit_url || flags_find(defs, "psi")->seen)) {
     fprintf(stderr,
             "descheduler soft-taint: --%s is only used with --kubedescheduler or "
             "--kubedescheduler-ref\n",
-            flags_find(defs, "prometheus-url")->seen ? "prometheus-url" : "psi");
+            explicit_url ? "prometheus-url" : "psi");
     return EXIT_CONFIG;
   }
   if (strcmp(mode, "Automatic") && strcmp(mode, "Predictive")) {
@@ -221,8 +221,9 @@ int cmd_softtaint(int argc, char **argv) {
   }
   int status = 0;
   softtainter *st = NULL;
-  file_source fs = {policy_path, !strcmp(mode, "Automatic"), {kube_priority_class_value, client}};
-  kd_source ks = {NULL, client, {kube_priority_class_value, client}, explicit_mode, false, 0};
+  plugin_env env = {kube_priority_class_value, client};
+  file_source fs = {policy_path, !strcmp(mode, "Automatic"), &env};
+  kd_source ks = {NULL, client, &env, explicit_mode, false, false, 0};
   if (kd) {
     kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi, !kubeconfig || !*kubeconfig};
     ks.kd = kdsrc_new(&ko, &err);
@@ -231,33 +232,24 @@ int cmd_softtaint(int argc, char **argv) {
       status = EXIT_CONFIG;
       goto out;
     }
+    LOGV(0, NULL, "Starting the soft-tainter", LSTR("kubedescheduler", kdsrc_name(ks.kd)));
     /* a CR that does not render or load is a configuration error at start (exit 2); a cluster
      * that cannot be read, not (exit 1); later passes render it again */
-    bool facts_failed;
-    if (kd_render_now(&ks, &facts_failed, &err) < 0) {
-      if (facts_failed)
+    bool automatic;
+    policy *pol = from_kubedescheduler(&ks, &automatic, &err);
+    if (!pol) {
+      if (ks.facts_failed)
         LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
       else
         fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
-      status = facts_failed ? 1 : EXIT_CONFIG;
-      goto out;
-    }
-    policy *pol = kdsrc_load_policy(ks.kd, &ks.env, &err);
-    if (!pol) {
-      fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
-      status = EXIT_CONFIG;
+      status = ks.facts_failed ? 1 : EXIT_CONFIG;
       goto out;
     }
     policy_free(pol);
-    kdsrc_log_warnings(ks.kd, true);
-    ks.interval_ns = kdsrc_result(ks.kd)->interval_seconds * 1000000000LL;
-    /* the first pass logs the rendering (later ones when it changes, with its warnings) */
-    ks.broken = true;
-    LOGV(0, NULL, "Starting the soft-tainter", LSTR("kubedescheduler", kdsrc_name(ks.kd)));
     st = softtaint_new(client, from_kubedescheduler, &ks);
   } else {
     /* a bad policy is a configuration error (exit 2); later passes read it again */
-    policy *pol = policy_load(policy_path, plugin_lookup, &fs.env, &err);
+    policy *pol = policy_load(policy_path, plugin_lookup, &env, &err);
     if (!pol) {
       fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
       status = EXIT_CONFIG;

@@ -291,10 +291,16 @@ static bool ptr_same(const ptr_map *pm, const ptr_slot *s, const void *a, const 
   return strcmp(s->b, b) == 0;
 }
 
+/* slots for n keys in an open-addressing table: a power of two, at most half full */
+static size_t table_slots(size_t n) {
+  size_t cap = 16;
+  while (cap < 2 * n + 1)
+    cap *= 2;
+  return cap;
+}
+
 static void ptr_map_init(ptr_map *pm, size_t n, bool text) {
-  pm->cap = 16;
-  while (pm->cap < 2 * n + 1)
-    pm->cap *= 2;
+  pm->cap = table_slots(n);
   pm->text = text;
   pm->slots = calloc(pm->cap, sizeof *pm->slots);
   if (!pm->slots)
@@ -328,9 +334,7 @@ static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
  * slot, a third of a ptr_map's, so that the table a one-shot run fills for 150,000 pods is
  * 4 MiB of fresh pages, not 12, and names are compared only when the hash bits agree. */
 static int check_pods_unique(const model *m, dserr *err) {
-  size_t n = m->pods.n, cap = 16;
-  while (cap < 2 * n + 1)
-    cap *= 2;
+  size_t n = m->pods.n, cap = table_slots(n);
   uint64_t *slots = calloc(cap, sizeof *slots);
   if (!slots)
     abort();

@@ -120,23 +120,20 @@ const char *intern_n(intern_table *t, const char *s, size_t len) {
   if (r->s && r->h == h && r->len == len && memcmp(r->s, s, len) == 0)
     return r->s;
   size_t i = probe(t, s, len, h);
-  if (t->slots[i]) {
-    if (len <= UINT32_MAX)
-      *r = (recent_entry){t->slots[i], h, (uint32_t)len};
-    return t->slots[i];
+  const char *found = t->slots[i];
+  if (!found) {
+    if (t->parent) {
+      pthread_mutex_lock(&t->parent->lock);
+      found = intern_n(t->parent, s, len);
+      pthread_mutex_unlock(&t->parent->lock);
+    } else {
+      found = arena_strndup(t->mem, s, len);
+    }
+    store(t, i, found, h);
   }
-  const char *copy;
-  if (t->parent) {
-    pthread_mutex_lock(&t->parent->lock);
-    copy = intern_n(t->parent, s, len);
-    pthread_mutex_unlock(&t->parent->lock);
-  } else {
-    copy = arena_strndup(t->mem, s, len);
-  }
-  store(t, i, copy, h);
   if (len <= UINT32_MAX)
-    *r = (recent_entry){copy, h, (uint32_t)len};
-  return copy;
+    *r = (recent_entry){found, h, (uint32_t)len};
+  return found;
 }
 
 const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strlen(s)); }
