@@ -141,7 +141,7 @@ const void *model_share(model *m, const void *data, size_t bytes, size_t align) 
   if (bytes > UINT32_MAX) /* not worth sharing, and too long for a slot */
     return memcpy(arena_alloc_uninit(m->mem, bytes, align), data, bytes);
   arena *to = m->shared_mem ? m->shared_mem : m->mem;
-  uint32_t h = (uint32_t)(fnv1a(FNV1A_OFFSET, data, bytes) >> 32);
+  uint32_t h = hash_words(data, bytes);
   size_t i = h & (t->cap - 1);
   for (; t->slots[i].data; i = (i + 1) & (t->cap - 1))
     if (t->slots[i].hash == h && t->slots[i].bytes == bytes &&

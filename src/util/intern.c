@@ -2,6 +2,7 @@
 #include "intern.h"
 
 #include "arena.h"
+#include "hash.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -26,25 +27,6 @@ struct intern_table {
   pthread_mutex_t lock; /* taken by the fronts of this table */
   recent_entry recent[RECENT];
 };
-
-/* Eight bytes at a time, each word mixed in with a multiply and a shift (never 0: an empty
- * slot's hash) */
-static uint32_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-  for (; n >= 8; s += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, s, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  uint64_t w = 0;
-  for (size_t i = 0; i < n; i++)
-    w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-  h = (h ^ w) * 0x94D049BB133111EBull;
-  h ^= h >> 29;
-  uint32_t r = (uint32_t)(h ^ (h >> 32));
-  return r ? r : 1;
-}
 
 intern_table *intern_new(void) {
   intern_table *t = calloc(1, sizeof *t);
@@ -115,7 +97,7 @@ static void store(intern_table *t, size_t i, const char *copy, uint32_t h) {
 }
 
 const char *intern_n(intern_table *t, const char *s, size_t len) {
-  uint32_t h = hash_bytes(s, len);
+  uint32_t h = hash_words(s, len);
   recent_entry *r = &t->recent[h & (RECENT - 1)];
   if (r->s && r->h == h && r->len == len && memcmp(r->s, s, len) == 0)
     return r->s;
@@ -140,7 +122,7 @@ const char *intern(intern_table *t, const char *s) { return intern_n(t, s, strle
 
 void intern_seed(intern_table *t, const char *s) {
   size_t len = strlen(s);
-  uint32_t h = hash_bytes(s, len);
+  uint32_t h = hash_words(s, len);
   size_t i = probe(t, s, len, h);
   if (!t->slots[i]) /* seeded already: the first copy stays */
     store(t, i, s, h);
