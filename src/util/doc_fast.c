@@ -618,6 +618,11 @@ static int skip_value(rd *r) {
       if (*p != ':')
         return DOCF_REFUSED;
       p++;
+      /* most values of a managedFields entry's fieldsV1 are an empty map: taken whole */
+      if (end - p >= 2 && p[0] == '{' && p[1] == '}' && r->depth + depth + 1 <= DOCF_MAX_DEPTH) {
+        p += 2;
+        after = true;
+      }
       continue;
     }
     if (c == '"') {
