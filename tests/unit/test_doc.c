@@ -688,6 +688,53 @@ static void test_fast_stream_skips_and_resumes(void **state) {
   assert_string_equal(p.pods[2], "three");
 }
 
+/* A skipped value's empty maps (most of managedFields) are taken whole, within the same
+ * grammar and depth limit as the rest: in windows of any size, what follows them is checked,
+ * and the depth at which a skipped {} is refused is the one at which building it is. */
+static void test_fast_skip_empty_maps(void **state) {
+  (void)state;
+  static const char *const skip[] = {"a", NULL};
+  size_t windows[] = {1, 2, 3, 7, 0};
+  const char *ok = "{\"items\":[{\"a\":{\"x\":{},\"y\":[{},{}],\"z\":{\"w\":{}},\"v\" : {}},"
+                   "\"metadata\":{\"name\":\"n\"}}]}";
+  const char *bad[] = {
+      "{\"items\":[{\"a\":{\"x\":{},}}]}",        "{\"items\":[{\"a\":{\"x\":{}x}}]}",
+      "{\"items\":[{\"a\":{\"x\":{}]}]}",         "{\"items\":[{\"a\":{\"x\":{}",
+      "{\"items\":[{\"a\":{\"x\":{}\"y\":{}}}]}", "{\"items\":[{\"a\":[{}:{}]}]}",
+  };
+  for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+    collected c;
+    doc_node *root = NULL;
+    assert_int_equal(stream_file_window(ok, windows[k], skip, &c, &root), DOCF_OK);
+    assert_int_equal(c.count, 1);
+    assert_string_equal(c.names[0], "n");
+    assert_int_equal(c.sizes[0], 1); /* "a" left out */
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+      assert_int_equal(stream_file_window(bad[b], windows[k], skip, &c, &root), DOCF_REFUSED);
+  }
+  /* {"items":[{"a":{"k":{"k": ... {"k":{}} ... }}]}: skipped and built agree on each depth */
+  int flips = 0;
+  bool last = true;
+  for (int n = DOCF_MAX_DEPTH - 8; n <= DOCF_MAX_DEPTH + 2; n++) {
+    strbuf b = {0};
+    sb_append(&b, "{\"items\":[{\"a\":");
+    for (int i = 0; i < n; i++)
+      sb_append(&b, "{\"k\":");
+    sb_append(&b, "{}");
+    for (int i = 0; i < n; i++)
+      sb_append(&b, "}");
+    sb_append(&b, "}]}");
+    doc_node *root = NULL;
+    collected c;
+    bool built = stream_file_window(b.buf, 0, NULL, &c, &root) == DOCF_OK;
+    assert_int_equal(stream_file_window(b.buf, 0, skip, &c, &root), built ? DOCF_OK : DOCF_REFUSED);
+    flips += built != last;
+    last = built;
+    sb_free(&b);
+  }
+  assert_int_equal(flips, 1); /* the limit lies inside the range tried */
+}
+
 /* A tree read from the API written back: keys sorted (as Go's encoding/json writes maps),
  * numbers as written, even an integer too big for int64. */
 static void test_write_json(void **state) {
@@ -832,6 +879,7 @@ int main(void) {
       cmocka_unit_test(test_fast_reader_same_trees),
       cmocka_unit_test(test_fast_stream_windows),
       cmocka_unit_test(test_fast_stream_skips_and_resumes),
+      cmocka_unit_test(test_fast_skip_empty_maps),
       cmocka_unit_test(test_write_json),
       cmocka_unit_test(test_split_every_offset),
   };
