@@ -971,10 +971,11 @@ int docf_stream(const docf_source *src, const char *const *skip, doc_item_cb cb,
               refill(&w, &r, (size_t)(sep - w.own));
             }
             if (more < 0)
-              rc = more;
+              rc = more; /* the pass ends refused below */
             else if (more == 1)
               break;
-            continue;
+            else
+              continue;
           }
         }
       } else if (rc == DOCF_OK) {

@@ -688,6 +688,29 @@ static void test_fast_stream_skips_and_resumes(void **state) {
   assert_string_equal(p.pods[2], "three");
 }
 
+/* What follows the items list is checked as the rest: a member after it without a comma is
+ * refused (the fast stream once read on as though the comma were there; found by
+ * fuzz_json_fast), in memory and in windows, and yajl then names the byte. */
+static void test_fast_stream_member_after_items(void **state) {
+  (void)state;
+  const char *bad = "{\"items\":[{\"metadata\":{\"name\":\"a\"}}]\"kind\":\"PodList\"}";
+  const char *good = "{\"items\":[{\"metadata\":{\"name\":\"a\"}}],\"kind\":\"PodList\"}";
+  size_t windows[] = {1, 2, 3, 7, 64, 0};
+  for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+    collected c;
+    doc_node *root = NULL;
+    assert_int_equal(stream_file_window(bad, windows[k], NULL, &c, &root), DOCF_REFUSED);
+    assert_int_equal(stream_file_window(good, windows[k], NULL, &c, &root), DOCF_OK);
+    assert_string_equal(doc_str(doc_get(root, "kind")), "PodList");
+  }
+  page_items p = {0};
+  dserr err;
+  assert_int_equal(doc_stream_memory_skipping(DOC_FMT_JSON, "page", bad, strlen(bad), NULL,
+                                              note_item, &p, NULL, NULL, &err),
+                   -1);
+  assert_contains(err.msg, "page: invalid JSON near byte ");
+}
+
 /* A skipped value's empty maps (most of managedFields) are taken whole, within the same
  * grammar and depth limit as the rest: in windows of any size, what follows them is checked,
  * and the depth at which a skipped {} is refused is the one at which building it is. */
@@ -880,6 +903,7 @@ int main(void) {
       cmocka_unit_test(test_fast_stream_windows),
       cmocka_unit_test(test_fast_stream_skips_and_resumes),
       cmocka_unit_test(test_fast_skip_empty_maps),
+      cmocka_unit_test(test_fast_stream_member_after_items),
       cmocka_unit_test(test_write_json),
       cmocka_unit_test(test_split_every_offset),
   };
