@@ -24,9 +24,27 @@
 #define CONTAINER_UNREAD(c)                                                                        \
   c "[].env", c "[].envFrom", c "[].ports", c "[].volumeMounts", c "[].volumeDevices",             \
       c "[].livenessProbe", c "[].readinessProbe", c "[].startupProbe", c "[].lifecycle",          \
-      c "[].securityContext", c "[].command", c "[].args"
+      c "[].securityContext", c "[].command", c "[].args", c "[].terminationMessagePath",          \
+      c "[].terminationMessagePolicy", c "[].imagePullPolicy", c "[].workingDir"
 #define STATUS_UNREAD(c) c "[].image", c "[].imageID", c "[].containerID", c "[].lastState"
 static const char *const unread_paths[] = {"metadata.managedFields",
+                                           "metadata.generateName",
+                                           "spec.securityContext",
+                                           "spec.readinessGates",
+                                           "spec.dnsPolicy",
+                                           "spec.dnsConfig",
+                                           "spec.schedulerName",
+                                           "spec.serviceAccountName",
+                                           "spec.serviceAccount",
+                                           "spec.automountServiceAccountToken",
+                                           "spec.hostname",
+                                           "spec.subdomain",
+                                           "spec.enableServiceLinks",
+                                           "spec.terminationGracePeriodSeconds",
+                                           "status.hostIP",
+                                           "status.hostIPs",
+                                           "status.podIP",
+                                           "status.podIPs",
                                            CONTAINER_UNREAD("spec.containers"),
                                            CONTAINER_UNREAD("spec.initContainers"),
                                            "spec.volumes[].projected",
