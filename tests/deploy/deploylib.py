@@ -11,6 +11,7 @@ so parallel tests do not collide on 10258).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "apisim"))
 
-from simtest import KubectlCase, SimProcess, kubectl_path  # noqa: E402,F401
+from simtest import KubectlCase, SimProcess, free_port, kubectl_path  # noqa: E402,F401
 
 import yaml  # noqa: E402  python3-yaml, a dependency of python3-kubernetes (scripts/deps.sh test)
 
@@ -188,3 +189,90 @@ class Recorder:
 
 def dump(obj):
     return json.dumps(obj, indent=1, sort_keys=True)
+
+
+class Prometheus:
+    """A real Prometheus (Debian's `prometheus`) on loopback that scrapes, every second, a file
+    of gauges served by a Python HTTP server: set(metric, {instance: value}) rewrites it.
+    What the soft-tainter's runs query (tests/cli/promlib.sh does the same for the scripts)."""
+
+    def __init__(self, tmp):
+        for tool in ("prometheus", "python3"):
+            if not shutil.which(tool):
+                raise AssertionError("%s not found (scripts/deps.sh test installs it)" % tool)
+        self.dir = os.path.join(tmp, "prometheus")
+        self.www = os.path.join(self.dir, "www")
+        os.makedirs(self.www)
+        self.series = {}
+        self._write()
+        self.procs = []
+        web = free_port()
+        self.procs.append(subprocess.Popen(
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", self.www, str(web)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with open(os.path.join(self.dir, "prometheus.yml"), "w") as f:
+            f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                    "scrape_configs:\n"
+                    "  - {job_name: load, honor_labels: true, metrics_path: /metrics.txt,"
+                    " static_configs: [{targets: ['127.0.0.1:%d']}]}\n" % web)
+        port = free_port()
+        self.url = "http://127.0.0.1:%d" % port
+        self.log_path = os.path.join(self.dir, "log")
+        with open(self.log_path, "w") as log:
+            self.procs.append(subprocess.Popen(
+                ["prometheus", "--config.file=" + os.path.join(self.dir, "prometheus.yml"),
+                 "--storage.tsdb.path=" + os.path.join(self.dir, "tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn"],
+                stdout=subprocess.DEVNULL, stderr=log))
+        self._wait(lambda: self._get("/-/ready") is not None, "ready")
+
+    def _write(self):
+        lines = ['%s{instance="%s"} %s' % (m, i, v) for m, by in sorted(self.series.items()) for i, v in by.items()]
+        tmp = os.path.join(self.www, "metrics.new")
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, os.path.join(self.www, "metrics.txt"))
+
+    def _get(self, path):
+        import urllib.request
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=5) as r:
+                return r.read()
+        except OSError:
+            return None
+
+    def _wait(self, fn, what, timeout=30):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.procs[-1].poll() is not None:
+                break
+            if fn():
+                return
+            time.sleep(0.1)
+        with open(self.log_path) as f:
+            raise AssertionError("prometheus: not %s; its log: %s" % (what, f.read()[-2000:]))
+
+    def set(self, metric, values):
+        """Serves metric{instance=...} = value for each of values and waits until Prometheus has
+        scraped every one of them."""
+        import urllib.parse
+        self.series[metric] = dict(values)
+        self._write()
+
+        def scraped():
+            body = self._get("/api/v1/query?" + urllib.parse.urlencode({"query": metric}))
+            if body is None:
+                return False
+            got = {r["metric"].get("instance"): float(r["value"][1]) for r in json.loads(body)["data"]["result"]}
+            return got == {k: float(v) for k, v in values.items()}
+        self._wait(scraped, "scraping %s" % metric)
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()

@@ -36,13 +36,17 @@ class Run:
     policy     a file replacing the rendered ConfigMap's policy.yaml, or None
     flags      {flag: value} set on the command line (timing only: intervals, lease periods)
     drop       flags removed from the command line
+    requires   directories under deploy/ applied first (as their kustomizations tell users)
+    prepare    function(sim) run before anything is applied (what the cluster already has)
+    serves     whether the command serves HTTPS (then --secure-port=0 picks a free port)
     """
 
     def __init__(self, name, manifests, workload, scenario, snapshot=dl.APISIM_CLUSTER, policy=None,
-                 flags=None, drop=(), argv=None, subject=None):
+                 flags=None, drop=(), argv=None, subject=None, requires=(), prepare=None, serves=True):
         self.name, self.manifests, self.workload, self.scenario = name, manifests, workload, scenario
         self.snapshot, self.policy, self.flags, self.drop = snapshot, policy, flags or {}, drop
-        self.argv, self.subject = argv, subject
+        self.argv, self.subject, self.requires, self.prepare = argv, subject, requires, prepare
+        self.serves = serves
         if (workload is None) != (argv is not None and subject is not None):
             raise ValueError("run %s: give a workload, or argv and subject" % name)
 
@@ -52,6 +56,7 @@ class Context:
         self.test, self.run, self.sim, self.argv, self.tmp = test, run, sim, argv, tmp
         self.recorder = dl.Recorder(sim)
         self.processes = []
+        self.prometheus_servers = []
 
     def once(self, argv=None):
         """One run to completion; returns its stderr (exit 0 asserted)."""
@@ -65,6 +70,11 @@ class Context:
         p = dl.Process(argv or self.argv, self.tmp, label)
         self.processes.append(p)
         return p
+
+    def prometheus(self):
+        prom = dl.Prometheus(self.tmp)
+        self.prometheus_servers.append(prom)
+        return prom
 
 
 # ---- scenarios ---------------------------------------------------------------------------
@@ -134,6 +144,98 @@ def leader_handover(ctx):
     ctx.test.assertNotIn('"Number of evictions/requests"', b.log().split("Successfully acquired lease")[0])
 
 
+USAGE_CLUSTER = os.path.join(dl.REPO, "tests", "data", "usage", "cluster.json")
+OPENSHIFT = os.path.join(dl.REPO, "tests", "data", "profile", "live")
+OVER = "nodeutilization.descheduler.openshift.io/overutilized"
+APPR = "nodeutilization.descheduler.openshift.io/appropriate"
+# worker-1 hot, worker-2 in between, worker-3 cold: with deviation thresholds 0/10 around the
+# average, worker-1 is overutilized (both soft taints), worker-2 appropriate, worker-3 neither
+LOAD = {"worker-1": 1, "worker-2": 0.6, "worker-3": 0, "cp-1": 0}
+SOFT_TAINTS = {"cp-1": [], "worker-1": [APPR, OVER], "worker-2": [APPR], "worker-3": []}
+
+
+def soft_taints(sim):
+    return {n["metadata"]["name"]: sorted(t["key"] for t in n["spec"].get("taints") or [] if t["key"] in (OVER, APPR))
+            for n in sim.obj("/api/v1/nodes")["items"]}
+
+
+def write(ctx, name, text):
+    path = os.path.join(ctx.tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def soft_taint_policy(ctx):
+    """The soft-tainter's Deployment (deploy/soft-taint) in Automatic mode, one pass: its policy
+    queries Prometheus with a token from a Secret and names a PriorityClass; the nodes get the
+    soft taints their load calls for."""
+    prom = ctx.prometheus()
+    prom.set("test_node_load", LOAD)
+    secret = write(ctx, "token.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: prometheus-token, namespace: descheduler}\n"
+                   "data: {prometheusAuthToken: dGVzdC10b2tlbg==}\n")
+    ctx.sim.kubectl("apply", "-f", secret)
+    policy = write(ctx, "policy.yaml", """apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: kubevirt.io/schedulable=true
+metricsProviders:
+- source: Prometheus
+  prometheus:
+    url: %s
+    authToken: {secretReference: {namespace: descheduler, name: prometheus-token}}
+profiles:
+- name: KubeVirtRelieveAndMigrate
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      metricsUtilization: {prometheus: {query: test_node_load}, source: Prometheus}
+      targetThresholds: {MetricResource: 10}
+      thresholds: {MetricResource: 0}
+      useDeviationThresholds: true
+  - name: DefaultEvictor
+    args: {priorityThreshold: {name: kubevirt-cluster-critical}}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+""" % prom.url)
+    argv = [a.split("=", 1)[0] + "=" + policy if a.startswith("--policy-config-file=") else a for a in ctx.argv]
+    err = ctx.once(dl.set_flags(argv, values={"--mode": "Automatic"}) + ["--once"])
+    ctx.test.assertIn('"The soft taint got added to the node"', err)
+    ctx.test.assertEqual(soft_taints(ctx.sim), SOFT_TAINTS)
+
+
+def openshift_objects(sim):
+    """What an OpenShift cluster has before the KubeDescheduler's soft-tainter is installed: the
+    operator's and the monitoring namespaces, the prometheus-k8s Route, the Scheduler."""
+    sim.kubectl("apply", "-f", os.path.join(OPENSHIFT, "openshift-crds.yaml"))
+    sim.wait_for(lambda: sim.kubectl("get", "kubedeschedulers,routes,schedulers", "-A", check=False).returncode == 0,
+                 timeout=30, what="the OpenShift kinds served")
+    sim.kubectl("apply", "-f", os.path.join(OPENSHIFT, "openshift-objects.yaml"))
+
+
+def soft_taint_kubedescheduler(ctx):
+    """deploy/soft-taint-kubedescheduler, one pass: the policy rendered from the KubeDescheduler
+    (Automatic, the KubeVirt profile's combined CPU query), the nodes tainted as their load calls
+    for. Prometheus is given by URL (the Route's host is not reachable here): the Route is read
+    all the same, as the rendering reads it."""
+    prom = ctx.prometheus()
+    prom.set("descheduler:combined_utilization_and_pressure:avg1m", LOAD)
+    cr = write(ctx, "kubedescheduler.yaml", """apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata: {name: cluster, namespace: openshift-kube-descheduler-operator}
+spec:
+  managementState: Managed
+  mode: Automatic
+  deschedulingIntervalSeconds: 1
+  profiles: [KubeVirtRelieveAndMigrate]
+  profileCustomizations: {devDeviationThresholds: AsymmetricLow, devActualUtilizationProfile: PrometheusCPUCombined}
+""")
+    ctx.sim.kubectl("apply", "-f", cr)
+    err = ctx.once(dl.set_flags(ctx.argv, values={"--prometheus-url": prom.url, "--psi": "present"}) + ["--once"])
+    ctx.test.assertIn('"Using the policy rendered from the KubeDescheduler"', err)
+    ctx.test.assertIn('"The soft taint got added to the node"', err)
+    ctx.test.assertEqual(soft_taints(ctx.sim), SOFT_TAINTS)
+
+
 LEASE_TIMING = {"--descheduling-interval": "1s", "--leader-elect-lease-duration": "2s",
                 "--leader-elect-renew-deadline": "1500ms", "--leader-elect-retry-period": "200ms"}
 
@@ -144,6 +246,11 @@ RUNS = [
         policy=os.path.join(dl.DEPLOY, "policies", "default-safe.yaml"),
         flags={"--descheduling-interval": "1s"}, drop=("--leader-elect",)),
     Run("leader-election", "deployment", "Deployment/descheduler", leader_handover, flags=LEASE_TIMING),
+    Run("soft-taint", "soft-taint", "Deployment/descheduler-softtainter", soft_taint_policy, snapshot=USAGE_CLUSTER,
+        requires=("base",), serves=False),
+    Run("soft-taint-kubedescheduler", "soft-taint-kubedescheduler", "Deployment/descheduler-softtainter",
+        soft_taint_kubedescheduler, snapshot=USAGE_CLUSTER, requires=("base",), prepare=openshift_objects,
+        serves=False),
 ]
 
 
@@ -151,7 +258,8 @@ RUNS = [
 
 def execute(test, run, tmp):
     """Runs one entry; returns (run, rendered objects, service account, recorded counts)."""
-    objects = dl.render(os.path.join(dl.DEPLOY, run.manifests))
+    objects = [o for d in run.requires for o in dl.render(os.path.join(dl.DEPLOY, d))]
+    objects += dl.render(os.path.join(dl.DEPLOY, run.manifests))
     tmp = tempfile.mkdtemp(prefix=run.name + "-", dir=tmp)
     if run.workload:
         kind, name = run.workload.split("/")
@@ -164,17 +272,22 @@ def execute(test, run, tmp):
     with dl.server(run.snapshot, args=["--migration-seconds", "600"]) as sim:
         # installed as a user would (the ServiceMonitor kind needs the Prometheus Operator's CRD)
         sim.kubectl("apply", "-f", dl.SERVICEMONITOR_CRD)
-        sim.kubectl("apply", "-k", os.path.join(dl.DEPLOY, run.manifests))
+        if run.prepare:
+            run.prepare(sim)
+        for d in run.requires + (run.manifests,):
+            sim.kubectl("apply", "-k", os.path.join(dl.DEPLOY, d))
         # the simulator authorizes nothing (rbaccheck decides below); a real API server gets the
         # ServiceAccount's own token, so its RBAC authorizer judges every request as well
         kubeconfig = sim.service_account_kubeconfig(*sa) if getattr(sim, "authorizes", False) else sim.kubeconfig
-        argv += ["--kubeconfig=" + kubeconfig, "--secure-port=0"]
+        argv += ["--kubeconfig=" + kubeconfig] + (["--secure-port=0"] if run.serves else [])
         ctx = Context(test, run, sim, argv, tmp)
         try:
             run.scenario(ctx)
         finally:
             for p in ctx.processes:
                 p.kill()
+            for prom in ctx.prometheus_servers:
+                prom.stop()
         test.assertNotIn("internal error", sim.log())
         if getattr(sim, "authorizes", False):
             test.assertEqual(sim.forbidden(), [], "run %s: requests the real RBAC authorizer refused" % run.name)
@@ -231,6 +344,18 @@ class RbacMatchesRequests(unittest.TestCase):
         self.assertIn("list /apis/kubevirt.io/v1/virtualmachineinstances", self.results["kubevirt"][3])
         self.assertTrue(any(k.startswith("create /api/v1/namespaces/vms/pods/virt-launcher-")
                             for k in self.results["kubevirt"][3]))
+        for run in ("soft-taint", "soft-taint-kubedescheduler"):
+            counts = self.results[run][3]
+            self.assertIn("patch /api/v1/nodes/worker-1", counts, run)
+            self.assertIn("get /api/v1/nodes/worker-1", counts, run)
+        self.assertIn("get /api/v1/namespaces/descheduler/secrets/prometheus-token", self.results["soft-taint"][3])
+        self.assertIn("get /apis/scheduling.k8s.io/v1/priorityclasses/kubevirt-cluster-critical",
+                      self.results["soft-taint"][3])
+        kd = self.results["soft-taint-kubedescheduler"][3]
+        for key in ("get /apis/operator.openshift.io/v1/namespaces/openshift-kube-descheduler-operator/kubedeschedulers/cluster",
+                    "get /apis/route.openshift.io/v1/namespaces/openshift-monitoring/routes/prometheus-k8s",
+                    "get /apis/config.openshift.io/v1/schedulers/cluster", "list /api/v1/namespaces"):
+            self.assertIn(key, kd)
 
     # -- the check itself fails on a wrong role (the real recorded requests, altered roles) --
 
