@@ -106,34 +106,34 @@ static size_t seq_len(const doc_node *n) { return n && n->type == DOC_SEQ ? n->n
 
 /* "<prefix>[<i>]<suffix>" and "<a>.<b>" into buf, cut to cap as snprintf would: the paths
  * errors name are built for every element read, so they are built without snprintf. */
-static const char *path_put(char *buf, size_t cap, size_t at, const char *s) {
-  size_t n = strlen(s);
+static size_t path_put(char *buf, size_t cap, size_t at, const char *s, size_t n) {
   if (at + n >= cap)
     n = at < cap - 1 ? cap - 1 - at : 0;
   memcpy(buf + at, s, n);
   buf[at + n] = 0;
-  return buf;
+  return at + n;
 }
 
 static const char *path_at(char *buf, size_t cap, const char *prefix, size_t i,
                            const char *suffix) {
   char num[24];
   size_t k = sizeof num;
-  num[--k] = 0;
   num[--k] = ']';
   do
     num[--k] = (char)('0' + i % 10);
   while ((i /= 10) != 0);
   num[--k] = '[';
-  path_put(buf, cap, 0, prefix);
-  path_put(buf, cap, strlen(buf), num + k);
-  return path_put(buf, cap, strlen(buf), suffix);
+  size_t at = path_put(buf, cap, 0, prefix, strlen(prefix));
+  at = path_put(buf, cap, at, num + k, sizeof num - k);
+  path_put(buf, cap, at, suffix, strlen(suffix));
+  return buf;
 }
 
 static const char *path_join(char *buf, size_t cap, const char *a, const char *b) {
-  path_put(buf, cap, 0, a);
-  path_put(buf, cap, strlen(buf), ".");
-  return path_put(buf, cap, strlen(buf), b);
+  size_t at = path_put(buf, cap, 0, a, strlen(a));
+  at = path_put(buf, cap, at, ".", 1);
+  path_put(buf, cap, at, b, strlen(b));
+  return buf;
 }
 
 /* map[string]string (labels, annotations, nodeSelector) into a kvlist of interned strings */
