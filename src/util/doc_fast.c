@@ -15,6 +15,7 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,20 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 typedef struct skip_node {
   char *key;
   size_t klen;
+  unsigned char k0;        /* key[0] */
+  uint64_t kid_bits;       /* a bit per kid at skip_bit(key): a key whose bit is clear is none */
+  unsigned char first[64]; /* at a bit: 1 + the first kid there (kids before it are not) */
   bool skip; /* leave this value out */
   struct skip_node *kids;
   size_t nkids;
 } skip_node;
+
+/* Where a key falls in a node's kid_bits: most keys of a kept map are no rule's, and are
+ * turned away by one bit without a look at the kids. */
+static inline unsigned skip_slot(const char *key, size_t len) {
+  unsigned last = len ? (unsigned char)key[len - 1] : 0;
+  return ((unsigned)len * 7u + (unsigned char)key[0] * 3u + last) & 63;
+}
 
 static skip_node *skip_child(skip_node *n, const char *key, size_t len, bool add) {
   for (size_t i = 0; i < n->nkids; i++)
@@ -96,6 +107,11 @@ static skip_node *skip_child(skip_node *n, const char *key, size_t len, bool add
   memcpy(k->key, key, len);
   k->key[len] = 0;
   k->klen = len;
+  k->k0 = (unsigned char)k->key[0];
+  unsigned b = skip_slot(key, len);
+  if (!(n->kid_bits >> b & 1) && n->nkids <= UCHAR_MAX)
+    n->first[b] = (unsigned char)n->nkids;
+  n->kid_bits |= 1ull << b;
   return k;
 }
 
@@ -127,8 +143,13 @@ static void skip_free(skip_node *n) {
 static const skip_node *skip_find(const skip_node *n, const char *key, size_t len) {
   if (!n)
     return NULL;
-  for (size_t i = 0; i < n->nkids; i++)
-    if (n->kids[i].key[0] == key[0] && n->kids[i].klen == len &&
+  unsigned b = skip_slot(key, len);
+  if (!(n->kid_bits >> b & 1))
+    return NULL;
+  /* from the first kid at that bit; the length and the first byte (kept in the node) rule out
+   * nearly every other key before its text is read */
+  for (size_t i = n->first[b] ? n->first[b] - 1u : 0; i < n->nkids; i++)
+    if (n->kids[i].klen == len && n->kids[i].k0 == (unsigned char)key[0] &&
         memcmp(n->kids[i].key, key, len) == 0)
       return &n->kids[i];
   return NULL;
