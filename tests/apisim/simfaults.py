@@ -22,7 +22,9 @@ On a watch (verb "watch") that is answered, these act on the stream instead:
   watchDelay S    every batch of events is held S seconds before it is sent (a
                   watch that lags behind the store, as an API server's watch
                   cache may; what happens meanwhile comes in the next batch)
-`count` limits a rule to the next N matching requests (then it is removed);
+`skip` lets the next N matching requests through untouched before the rule
+applies (the second list of a kind, not the first); `count` limits a rule to
+the next N matching requests (then it is removed);
 `fraction` applies it to that share of matching requests (seeded, so runs
 repeat).  Rules are tried in the order they were added; the first one that
 fires wins.  They come from `--faults FILE` (a JSON list) or
@@ -39,7 +41,7 @@ _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotF
             503: "ServiceUnavailable", 504: "Timeout"}
 _WATCH_KEYS = {"watchDrop", "watchDuplicate", "watchReorder", "watchExpire", "watchCut", "watchDelay"}
 _KEYS = {"method", "verb", "path", "query", "latency", "status", "reason", "message", "retryAfter", "reset", "truncate",
-         "count", "fraction", "seed"} | _WATCH_KEYS
+         "count", "fraction", "seed", "skip"} | _WATCH_KEYS
 
 
 class Fault:
@@ -124,6 +126,9 @@ class Faults:
             raise ValueError("fraction must be between 0 and 1")
         if rule.get("count") is not None and (not isinstance(rule["count"], int) or rule["count"] < 1):
             raise ValueError("count must be a positive integer")
+        if rule.get("skip") is not None and (isinstance(rule["skip"], bool) or not isinstance(rule["skip"], int)
+                                             or rule["skip"] < 0):
+            raise ValueError("skip must be a number of requests (0 or more)")
         r = dict(rule)
         with self.lock:
             r["id"] = self.next_id
@@ -166,6 +171,9 @@ class Faults:
                 if r["_qre"] is not None and not r["_qre"].search(query):
                     continue
                 if r.get("fraction") is not None and r["_rng"].random() >= float(r["fraction"]):
+                    continue
+                if r.get("skip"):
+                    r["skip"] -= 1
                     continue
                 if r.get("count") is not None:
                     r["count"] -= 1

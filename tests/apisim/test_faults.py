@@ -34,6 +34,11 @@ class Faults(unittest.TestCase):
         self.assertEqual(self.sim.get("/api/v1/nodes")[0], 200)
         self.assertEqual(self.sim.control("GET", "faults"), {"rules": [], "fired": 2})
 
+    def test_skip_lets_the_first_requests_through(self):
+        self.add({"path": "^/api/v1/nodes$", "verb": "list", "status": 500, "skip": 2, "count": 1})
+        self.assertEqual([self.sim.get("/api/v1/nodes")[0] for _ in range(4)], [200, 200, 500, 200])
+        self.assertEqual(self.sim.control("GET", "faults"), {"rules": [], "fired": 1})
+
     def test_custom_status_and_method(self):
         self.add({"method": "POST", "path": "/eviction$", "status": 429, "reason": "TooManyRequests",
                   "message": "slow down", "count": 1})
@@ -127,7 +132,8 @@ class Faults(unittest.TestCase):
         self.assertEqual(self.sim.get("/api")[0], 200)
         for bad in ({"path": "x"}, {"status": 99}, {"path": "(", "status": 500}, {"query": "(", "status": 500},
                     {"latency": 1, "bogus": 1},
-                    {"status": 500, "fraction": 2}, {"status": 500, "count": 0}):
+                    {"status": 500, "fraction": 2}, {"status": 500, "count": 0}, {"status": 500, "skip": -1},
+                    {"status": 500, "skip": True}):
             code, _, st = self.sim.request("POST", "/_sim/faults", bad)
             self.assertEqual(code, 400, bad)
 

@@ -8,7 +8,9 @@ the cluster every cycle (`--watch-cache=false`), and into the same loop on the w
 (tests/apisim) holding the same small cluster: two overloaded nodes, two empty ones,
 ordinary ReplicaSet pods and two live-migratable KubeVirt VMs, with a policy
 (LowNodeUtilization, EvictionsInBackground on) that would evict more pods than its limits
-allow (maxNoOfPodsToEvictTotal 3, maxNoOfPodsToEvictPerNode 2). The simulator records every
+allow (maxNoOfPodsToEvictTotal 3, maxNoOfPodsToEvictPerNode 2). One row runs the watch cache
+with `--watch-cache-compact-bytes 1`, so that a compaction lists every kind again, and fails
+one of those lists. The simulator records every
 request it served (GET /_sim/journal): what it answered, what the fault did, whether a list
 page carried a continue token. After each run six invariants are checked, server-side where
 the server knows:
@@ -312,6 +314,18 @@ ROWS = [
         watch_expect=[(r'^E.*"Watch stream broke; opening it again" err=.* kind="Pod"', 1, 1),
                       (r'^E.*"Watch failed; retrying" err="HTTP 503: apisim injected fault: HTTP 503" kind="Pod"', 3, 3),
                       (NOT_SYNCED + E('pods: watch failed: HTTP 503: apisim injected fault: HTTP 503"'), 1, None)]),
+    # --watch-cache-compact-bytes 1: the changes the first cycle's evictions bring start a
+    # compaction (every kind listed again into fresh tables, cycles waiting meanwhile); the
+    # compaction's list of the pods fails (the start's first page passes: skip 1)
+    row("LIST answers 500 while the watch cache compacts",
+        [{"verb": "list", "path": "^/api/v1/pods$", "query": "^limit=3$", "skip": 1, "status": 500,
+          "message": "etcdserver: request timed out", "count": 1}], [],
+        oneshot=False, loop=False, special="compact",
+        watch_expect=[(r'^I.*"Compacting the watch cache: every kind is listed again"', 1, None),
+                      (WATCH_LIST_FAILED + E('/api/v1/pods: HTTP 500: etcdserver: request timed out"'), 1, 1),
+                      (NOT_SYNCED + E('pods: listing failed: failed to list /api/v1/pods: HTTP 500: '
+                                      'etcdserver: request timed out"'), 1, 2),
+                      (r'^I.*"Compacted the watch cache"', 1, None)]),
 ]
 
 ONESHOT_NA = "n/a: leader election needs `--descheduling-interval` (upstream refuses it for one-shot runs)"
@@ -782,6 +796,8 @@ def run_cell(binary, r, mode, base, nodes_of):
             if r["special"] in ("lease", "lease-lost"):
                 extra = ["--leader-elect", "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline",
                          "3s", "--leader-elect-retry-period", "500ms"]
+            if r["special"] == "compact":
+                extra = ["--watch-cache-compact-bytes", "1"]
             run = Run(binary, sim, work, "run", mode, extra)
             if r["when"] == "after-first-cycle" or r["special"] == "outage":
                 if not run.wait_cycles(1, 30):
@@ -919,6 +935,8 @@ def render(results):
             "simulator stopped (SIGTERM, `--state-out`), restarted %gs later on the same port from that state" % OUTAGE
         if r["when"] == "after-first-cycle":
             inj += " (after the first cycle)"
+        if r["special"] == "compact":
+            inj += " (with `--watch-cache-compact-bytes 1`: the first cycle's changes start a compaction)"
         lines = "<br>".join("`%s`" % rx.replace("|", "\\|") for rx, _, _ in r["expect"])
         if r["watch"] and r["watch_named"] != r["expect"]:
             lines += ("<br>" if lines else "") + "watch cache: " + "<br>".join(
@@ -936,7 +954,8 @@ def render(results):
             "- A one-shot run that cannot reach the API server at start exits 1 at once; the next run recovers.",
             "- On the watch cache a kind whose list or watch failed makes every cycle evict nothing until it is listed "
             "or watched again; a watch that ends is opened again from its resourceVersion; 410 lists that kind "
-            "again; every pod is read again just before its eviction.",
+            "again; every pod is read again just before its eviction. A compaction's lists count as any other: "
+            "while one has failed, cycles evict nothing.",
             ""]
     return "\n".join(out)
 
