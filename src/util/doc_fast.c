@@ -80,7 +80,7 @@ typedef struct skip_node {
   char *key;
   size_t klen;
   unsigned char k0;        /* key[0] */
-  uint64_t kid_bits;       /* a bit per kid at skip_bit(key): a key whose bit is clear is none */
+  uint64_t kid_bits;       /* a bit per kid at skip_slot(key): a key whose bit is clear is none */
   unsigned char first[64]; /* at a bit: 1 + the first kid there (kids before it are not) */
   bool skip; /* leave this value out */
   struct skip_node *kids;
