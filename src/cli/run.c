@@ -654,18 +654,14 @@ int cmd_run(int argc, char **argv) {
       goto out;
     }
     /* what the operator reads, as it is now: the protected namespaces are fixed from this read */
-    model *facts = model_new();
     char route_error[1024];
-    int frc = kube_read_openshift_facts(r.client, facts, (int)o.page_size, route_error,
-                                        sizeof route_error, &err);
-    if (frc == 0)
-      frc = model_finish(facts, &err);
-    if (frc < 0) {
-      model_free(facts);
+    model *facts = kube_openshift_facts_model(r.client, (int)o.page_size, route_error,
+                                              sizeof route_error, &err);
+    if (!facts) {
       LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
       goto out;
     }
-    frc = kdsrc_render(r.kd, facts, r.client, route_error, &err);
+    int frc = kdsrc_render(r.kd, facts, r.client, route_error, &err);
     model_free(facts);
     if (frc < 0) {
       fprintf(stderr, "descheduler: %s\n", err.msg);

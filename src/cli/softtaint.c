@@ -89,14 +89,12 @@ typedef struct {
 
 /* Reads the facts and renders: 1 changed (or first), 0 the same, -1 with err. */
 static int kd_render_now(kd_source *k, dserr *err) {
-  model *facts = model_new();
   char route_error[1024];
-  int rc = kube_read_openshift_facts(k->client, facts, 500, route_error, sizeof route_error, err);
-  if (rc == 0)
-    rc = model_finish(facts, err);
-  k->facts_failed = rc < 0;
-  if (rc == 0)
-    rc = kdsrc_render(k->kd, facts, k->client, route_error, err);
+  model *facts = kube_openshift_facts_model(k->client, 500, route_error, sizeof route_error, err);
+  k->facts_failed = !facts;
+  if (!facts)
+    return -1;
+  int rc = kdsrc_render(k->kd, facts, k->client, route_error, err);
   model_free(facts);
   return rc;
 }

@@ -61,6 +61,17 @@ int kube_read_openshift_facts(kube_client *c, model *m, int page, char *route_er
   return kube_read_openshift_objects(c, m, route_error, cap, err);
 }
 
+model *kube_openshift_facts_model(kube_client *c, int page, char *route_error, size_t cap,
+                                  dserr *err) {
+  model *m = model_new();
+  if (kube_read_openshift_facts(c, m, page, route_error, cap, err) < 0 ||
+      model_finish(m, err) < 0) {
+    model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 int kube_get_kubedescheduler(kube_client *c, const char *ns, const char *name, arena *a,
                              doc_node **obj, dserr *err) {
   char path[600];

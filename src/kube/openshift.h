@@ -25,6 +25,11 @@ int kube_read_openshift_objects(kube_client *c, model *m, char *route_error, siz
 int kube_read_openshift_facts(kube_client *c, model *m, int page, char *route_error, size_t cap,
                               dserr *err);
 
+/* A new model holding what kube_read_openshift_facts reads, finished (model_finish); NULL with
+ * err when it cannot be read. */
+model *kube_openshift_facts_model(kube_client *c, int page, char *route_error, size_t cap,
+                                  dserr *err);
+
 /* GETs KubeDescheduler ns/name (operator.openshift.io/v1). *obj lives in a. Not found gives
  * -1 with `kubedeschedulers.operator.openshift.io "<name>" not found`. */
 int kube_get_kubedescheduler(kube_client *c, const char *ns, const char *name, arena *a,

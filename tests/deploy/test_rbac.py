@@ -197,8 +197,7 @@ profiles:
   plugins:
     balance: {enabled: [LowNodeUtilization]}
 """ % prom.url)
-    argv = [a.split("=", 1)[0] + "=" + policy if a.startswith("--policy-config-file=") else a for a in ctx.argv]
-    err = ctx.once(dl.set_flags(argv, values={"--mode": "Automatic"}) + ["--once"])
+    err = ctx.once(dl.set_flags(ctx.argv, values={"--policy-config-file": policy, "--mode": "Automatic"}) + ["--once"])
     ctx.test.assertIn('"The soft taint got added to the node"', err)
     ctx.test.assertEqual(soft_taints(ctx.sim), SOFT_TAINTS)
 
@@ -267,7 +266,7 @@ def execute(test, run, tmp):
     else:
         argv, sa = [dl.binary()] + list(run.argv[1:]), tuple(run.subject.split("/"))
     if run.policy:
-        argv = [a.split("=", 1)[0] + "=" + run.policy if a.startswith("--policy-config-file=") else a for a in argv]
+        argv = dl.set_flags(argv, values={"--policy-config-file": run.policy})
     argv = dl.set_flags(argv, drop=run.drop, values=run.flags)
     with dl.server(run.snapshot, args=["--migration-seconds", "600"]) as sim:
         # installed as a user would (the ServiceMonitor kind needs the Prometheus Operator's CRD)
