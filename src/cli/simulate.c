@@ -75,8 +75,8 @@ static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   sb_appendc(sb, '}');
 }
 
-static void print_json(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
-                       const decisions *dec, size_t examples) {
+static void print_json(const model *m, const fw_result *res, const decisions *dec,
+                       size_t examples) {
   strbuf sb = {0};
   sb_append(&sb, "{\"evictions\":[");
   for (size_t i = 0; i < res->nevictions; i++) {
@@ -109,17 +109,15 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
   sb_append(&sb, "],\"nodes\":[");
   for (size_t i = 0; i < m->nodes.n; i++) {
     const node *n = m->nodes.items[i];
-    double after[3];
-    bool has_after[3];
-    fw_node_request_pcts(n, after, has_after);
+    const dec_node *dn = decisions_node_of(dec, n);
     sb_append(&sb, i ? ",{\"name\":" : "{\"name\":");
     sb_append_json_str(&sb, n->name);
     sb_append(&sb, ",\"category\":");
     sb_append_json_str(&sb, res->node_category[i] ? res->node_category[i] : "");
     sb_append(&sb, ",\"usagePercentage\":");
-    json_pcts(&sb, before[i], has[i]);
+    json_pcts(&sb, dn->requested, dn->has_requested);
     sb_append(&sb, ",\"usagePercentageAfter\":");
-    json_pcts(&sb, after, has_after);
+    json_pcts(&sb, dn->requested_after, dn->has_requested);
     sb_appendc(&sb, '}');
   }
   sb_printf(&sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu},\"decisions\":",
@@ -130,8 +128,8 @@ static void print_json(const model *m, const fw_result *res, double (*before)[3]
   sb_free(&sb);
 }
 
-static void print_text(const model *m, const fw_result *res, double (*before)[3], bool (*has)[3],
-                       const sim_opts *o, const decisions *dec) {
+static void print_text(const model *m, const fw_result *res, const sim_opts *o,
+                       const decisions *dec) {
   if (o->policy)
     printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
   else
@@ -142,13 +140,11 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
   printf("\nNodes (requested cpu / memory / pods, before -> after):\n");
   for (size_t i = 0; i < m->nodes.n; i++) {
     const node *n = m->nodes.items[i];
-    double after[3];
-    bool ha[3];
-    fw_node_request_pcts(n, after, ha);
+    const dec_node *dn = decisions_node_of(dec, n);
+    const double *before = dn->requested, *after = dn->requested_after;
     printf("  %-24s %-22s cpu %6.2f%% -> %6.2f%%  memory %6.2f%% -> %6.2f%%  pods %6.2f%% -> %6.2f%%\n",
-           n->name, res->node_category[i] ? res->node_category[i] : "-", before[i][0], after[0],
-           before[i][1], after[1], before[i][2], after[2]);
-    (void)has;
+           n->name, res->node_category[i] ? res->node_category[i] : "-", before[0], after[0],
+           before[1], after[1], before[2], after[2]);
   }
   printf("\nPlan (%zu):\n", res->nevictions);
   if (!res->nevictions)
@@ -182,14 +178,18 @@ static void print_text(const model *m, const fw_result *res, double (*before)[3]
 
 /* --report: the HTML page, written whole (to a temporary name, then renamed) */
 static int write_report(const sim_opts *o, const model *m, const fw_result *res,
-                        const decisions *dec, double (*before)[3], bool (*has)[3]) {
+                        const decisions *dec) {
   size_t nn = m->nodes.n ? m->nodes.n : 1;
-  double (*after)[3] = calloc(nn, sizeof *after);
-  bool (*has_after)[3] = calloc(nn, sizeof *has_after);
-  if (!after || !has_after)
+  double (*before)[3] = calloc(nn, sizeof *before), (*after)[3] = calloc(nn, sizeof *after);
+  bool (*has)[3] = calloc(nn, sizeof *has);
+  if (!before || !after || !has)
     abort();
-  for (size_t i = 0; i < m->nodes.n; i++)
-    fw_node_request_pcts(m->nodes.items[i], after[i], has_after[i]);
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const dec_node *dn = decisions_node_of(dec, m->nodes.items[i]);
+    memcpy(before[i], dn->requested, sizeof before[i]);
+    memcpy(after[i], dn->requested_after, sizeof after[i]);
+    memcpy(has[i], dn->has_requested, sizeof has[i]);
+  }
   strbuf title = {0}, html = {0}, tmp = {0};
   sb_printf(&title, "Snapshot %s, policy %s", o->snapshot, o->policy);
   html_input in = {sb_str(&title), m, res, dec, before, after, has, 20000};
@@ -209,8 +209,9 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
   sb_free(&title);
   sb_free(&html);
   sb_free(&tmp);
+  free(before);
   free(after);
-  free(has_after);
+  free(has);
   return rc;
 }
 
@@ -371,11 +372,6 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     return EXIT_CONFIG;
   }
 
-  double (*before)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *before);
-  bool (*has)[3] = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *has);
-  for (size_t i = 0; i < m->nodes.n; i++)
-    fw_node_request_pcts(m->nodes.items[i], before[i], has[i]);
-
   bg_cache bg = {0};
   if (gates.evictions_in_background)
     bg_sync(&bg, m, now, true);
@@ -397,18 +393,16 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     if (explained)
       status = explain_print(m, dec, explained, who);
     else if (!strcmp(o.output, "json"))
-      print_json(m, &res, before, has, dec, (size_t)o.examples);
+      print_json(m, &res, dec, (size_t)o.examples);
     else
-      print_text(m, &res, before, has, &o, dec);
-    if (o.report && write_report(&o, m, &res, dec, before, has) < 0)
+      print_text(m, &res, &o, dec);
+    if (o.report && write_report(&o, m, &res, dec) < 0)
       status = EXIT_CONFIG;
   }
   fw_result_free(&res);
   decisions_free(dec);
   sim_sink_free(&sink);
   bg_clear(&bg);
-  free(before);
-  free(has);
   policy_free(pol);
   model_free(m);
   return status;

@@ -75,6 +75,7 @@ struct cycle {
   decisions *rec;           /* opt->decisions */
   double *req_before;       /* with rec: requested percentages before the cycle, 3 per node */
   bool *req_has;
+  bool *req_changed;        /* by node index: a pod on it was evicted or is leaving */
   const char *reject_why;   /* set by fw_reject_reason for the filter call under way */
   bool stopping;            /* opt->stop was seen set: no more evictions this cycle */
   fw_result *out;
@@ -537,9 +538,12 @@ static evict_status limit_hit(plugin_handle *h, const pod *p, evict_status st, u
   return st;
 }
 
-static void invalidate_usage(cycle *cy, const pod *p) {
-  if (p->node)
-    cy->usage[p->node->index].valid = false;
+/* p was evicted: its node's usage is summed again, as are the record's requested figures */
+static void pod_gone(cycle *cy, const pod *p) {
+  if (!p->node)
+    return;
+  cy->usage[p->node->index].valid = false;
+  cy->req_changed[p->node->index] = true;
 }
 
 evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
@@ -619,7 +623,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     (*ns_counter(cy, p->ns))++;
     cy->total++;
     p->evicted = true;
-    invalidate_usage(cy, p);
+    pod_gone(cy, p);
     cy->out->evicted++;
     record(cy, p, h->prof->name, h->plugin, false);
     note(h, p, DEC_EVICTED, h->plugin, cy->sink->dry_run ? "evicted (dry run)" : "evicted");
@@ -646,6 +650,8 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     LOGV(3, NULL, "Eviction in background assumed", LSTR("pod", ref));
     bg_put(cy->bg, p, h->plugin, h->prof->name, true, cy->opt->now);
     p->leaving = true; /* reports: its requests leave the node with the VM */
+    if (p->node)
+      cy->req_changed[p->node->index] = true;
     record(cy, p, h->prof->name, h->plugin, true);
     note(h, p, DEC_REQUESTED, "KubeVirt", msg);
     metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
@@ -659,7 +665,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     (*ns_counter(cy, p->ns))++;
     cy->total++;
     p->evicted = true;
-    invalidate_usage(cy, p);
+    pod_gone(cy, p);
   }
   strbuf e = {0};
   if (res == SINK_TOO_MANY)
@@ -714,13 +720,17 @@ static void requested_before(cycle *cy) {
     fw_node_request_pcts(cy->m->nodes.items[i], &cy->req_before[3 * i], &cy->req_has[3 * i]);
 }
 
+/* only the nodes a pod left are summed again: the others' figures are the ones before */
 static void requested_after(cycle *cy) {
   for (size_t i = 0; i < cy->m->nodes.n; i++) {
     const node *n = cy->m->nodes.items[i];
-    double after[3];
+    double *before = &cy->req_before[3 * i], after[3];
     bool has[3];
-    fw_node_request_pcts(n, after, has);
-    decisions_node_requested(cy->rec, n, &cy->req_before[3 * i], after, &cy->req_has[3 * i]);
+    if (cy->req_changed[i])
+      fw_node_request_pcts(n, after, has);
+    else
+      memcpy(after, before, sizeof after);
+    decisions_node_requested(cy->rec, n, before, after, &cy->req_has[3 * i]);
   }
 }
 
@@ -819,6 +829,7 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.per_node = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.usage = ARENA_NEWN(cy.mem, node_usage, nn);
   cy.evacuations = ARENA_NEWN(cy.mem, uint64_t, nn);
+  cy.req_changed = ARENA_NEWN(cy.mem, bool, nn);
   if (cy.rec)
     requested_before(&cy);
   double t0 = now_seconds();
