@@ -759,8 +759,14 @@ int cmd_run(int argc, char **argv) {
    * freed and leave no holes in the heap. A one-shot run keeps glibc's default, which reuses
    * the freed pages of one LIST page for the next (mapping each anew cost it 1.5 s of CPU at
    * 150,000 pods), and gives them back after the read (xrelease in run_cycle). */
-  if (o.interval_ns > 0)
+  if (o.interval_ns > 0) {
     xalloc_map_large();
+    /* ... except the large blocks every cycle needs again (the arenas' of a view and of a
+     * plugin's scratch, the view's and RemoveDuplicates' tables): up to 64 MiB of them wait
+     * for the next cycle instead of being faulted in afresh, page by page (arena_pool_keep;
+     * docs/performance.md) */
+    arena_pool_keep((size_t)64 << 20);
+  }
   int failures = 0;
   for (;;) {
     double start = mono_seconds();
@@ -820,5 +826,6 @@ out:
   obs_server_stop(srv);
   if (r.decisions_out)
     fclose(r.decisions_out);
+  arena_pool_keep(0); /* what waited for a next cycle */
   return status;
 }

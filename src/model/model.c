@@ -302,9 +302,7 @@ static size_t table_slots(size_t n) {
 static void ptr_map_init(ptr_map *pm, size_t n, bool text) {
   pm->cap = table_slots(n);
   pm->text = text;
-  pm->slots = calloc(pm->cap, sizeof *pm->slots);
-  if (!pm->slots)
-    abort();
+  pm->slots = arena_big_calloc(pm->cap * sizeof *pm->slots); /* every cycle's view needs it again */
 }
 
 /* Returns the existing value for (a, b), or stores value and returns NULL. */
@@ -335,9 +333,7 @@ static void *ptr_map_get(const ptr_map *pm, const void *a, const void *b) {
  * 4 MiB of fresh pages, not 12, and names are compared only when the hash bits agree. */
 static int check_pods_unique(const model *m, dserr *err) {
   size_t n = m->pods.n, cap = table_slots(n);
-  uint64_t *slots = calloc(cap, sizeof *slots);
-  if (!slots)
-    abort();
+  uint64_t *slots = arena_big_calloc(cap * sizeof *slots);
   int rc = 0;
   for (size_t i = 0; i < n; i++) {
     const pod *p = m->pods.items[i];
@@ -355,7 +351,7 @@ static int check_pods_unique(const model *m, dserr *err) {
     }
     slots[j] = (uint64_t)tag << 32 | (uint64_t)(i + 1);
   }
-  free(slots);
+  arena_big_free(slots);
   return rc;
 }
 
@@ -366,7 +362,7 @@ struct model_vmi_map {
 
 static void vmi_map_free(model *m) {
   if (m->vmi_map) {
-    free(m->vmi_map->map.slots);
+    arena_big_free(m->vmi_map->map.slots);
     free(m->vmi_map);
     m->vmi_map = NULL;
   }
@@ -524,7 +520,7 @@ int model_finish(model *m, dserr *err) {
     goto out;
   link_pods(m, &nodes);
 out:
-  free(nodes.slots);
+  arena_big_free(nodes.slots);
   return rc;
 }
 
@@ -545,7 +541,7 @@ void model_link_metrics(model *m) {
       if (n)
         n->actual = &nm->usage;
     }
-    free(nodes.slots);
+    arena_big_free(nodes.slots);
   }
   if (m->pod_metrics.n) {
     ptr_map pods;
@@ -560,7 +556,7 @@ void model_link_metrics(model *m) {
       if (p)
         p->metrics = pm;
     }
-    free(pods.slots);
+    arena_big_free(pods.slots);
   }
 }
 

@@ -44,8 +44,10 @@ static int rd_validate(const void *vargs, dserr *err) {
 }
 
 /* The arrays and tables below grow by doubling while the nodes are scanned (tens of thousands
- * of owner keys at 150,000 pods): on the heap (xgrow, xcalloc) each old generation is freed at
- * once, where the cycle's arena would keep every one until the cycle ends. rd_run frees them. */
+ * of owner keys at 150,000 pods): each one on its own (arena_big_calloc, arena_big_grow), so
+ * that each old generation is freed at once, where the cycle's arena would keep every one until
+ * the cycle ends; in Deployment mode the next cycle's tables reuse their memory (arena.h).
+ * rd_run frees them. */
 
 /* ---------- a string -> index map ---------- */
 
@@ -67,14 +69,14 @@ static void rd_map_put(rd_map *m, const char *key, size_t val) {
   if (2 * (m->n + 1) > m->cap) {
     rd_map old = *m;
     m->cap = old.cap ? old.cap * 2 : 16;
-    m->keys = xcalloc(m->cap, sizeof *m->keys);
-    m->vals = xcalloc(m->cap, sizeof *m->vals);
+    m->keys = arena_big_calloc(m->cap * sizeof *m->keys);
+    m->vals = arena_big_calloc(m->cap * sizeof *m->vals);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
       if (old.keys[i])
         rd_map_put(m, old.keys[i], old.vals[i]);
-    free(old.keys);
-    free(old.vals);
+    arena_big_free(old.keys);
+    arena_big_free(old.vals);
   }
   size_t i = rd_slot(m, key);
   if (!m->keys[i]) {
@@ -133,7 +135,7 @@ static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size
   if (2 * (m->n + 1) > m->cap) {
     rd_tmap old = *m;
     m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = xcalloc(m->cap, sizeof *m->slots);
+    m->slots = arena_big_calloc(m->cap * sizeof *m->slots);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
       if (old.slots[i].key) {
@@ -141,7 +143,7 @@ static void rd_tput(arena *a, rd_tmap *m, const void *const *key, size_t n, size
         *s = old.slots[i];
         m->n++;
       }
-    free(old.slots);
+    arena_big_free(old.slots);
   }
   uint64_t h = rd_thash(key, n);
   rd_tslot *s = rd_tfind(m, key, n, h);
@@ -200,13 +202,13 @@ static void rd_mput(rd_memo *m, const void *const key[5], size_t val) {
   if (2 * (m->n + 1) > m->cap) {
     rd_memo old = *m;
     m->cap = old.cap ? old.cap * 2 : 64;
-    m->slots = xmalloc(m->cap * sizeof *m->slots);
+    m->slots = arena_big_calloc(m->cap * sizeof *m->slots);
     for (size_t i = 0; i < m->cap; i++)
       m->slots[i].val = SIZE_MAX;
     for (size_t i = 0; i < old.cap; i++)
       if (old.slots[i].val != SIZE_MAX)
         *rd_mfind(m, old.slots[i].key) = old.slots[i];
-    free(old.slots);
+    arena_big_free(old.slots);
   }
   rd_mslot *s = rd_mfind(m, key);
   memcpy(s->key, key, sizeof s->key);
@@ -243,7 +245,7 @@ static size_t rd_owner_get(rd_owners *o, const char *ns, const owner_ref *ref,
   size_t idx = rd_tget(&o->index, key, 4);
   if (idx != SIZE_MAX)
     return idx;
-  o->items = xgrow(o->items, o->n, &o->cap, sizeof *o->items);
+  o->items = arena_big_grow(o->items, o->n, &o->cap, sizeof *o->items);
   o->items[o->n] = (rd_owner){ns, ref->kind, ref->name, images_hash, 0, NULL, 0, 0};
   rd_tput(o->a, &o->index, key, 4, o->n);
   return o->n++;
@@ -354,7 +356,7 @@ static const rd_images *rd_images_of(rd_sigs *g, const pod *p) {
     sb_printf(&sb, "%s%s", k ? "#" : "", sorted[k]);
   const char *hash = rd_canon(g->a, &g->texts, sb_str(&sb));
   sb_free(&sb);
-  g->img = xgrow(g->img, g->nimg, &g->capimg, sizeof *g->img);
+  g->img = arena_big_grow(g->img, g->nimg, &g->capimg, sizeof *g->img);
   g->img[g->nimg] = (rd_images){sorted, p->nimages, hash};
   rd_tput(g->a, &g->images, key, 2, g->nimg);
   return &g->img[g->nimg++];
@@ -373,7 +375,7 @@ static size_t rd_signature(rd_sigs *g, const pod *p, const rd_images *im) {
   size_t n = p->nowners * im->n;
   /* the tuple is built in a buffer of the run's (rd_tput copies it when it is new) */
   while (g->keycap < 1 + 3 * n)
-    g->key = xgrow(g->key, g->keycap, &g->keycap, sizeof *g->key);
+    g->key = arena_big_grow(g->key, g->keycap, &g->keycap, sizeof *g->key);
   const void **key = g->key;
   key[0] = p->ns;
   uintptr_t *t = (uintptr_t *)(key + 1);
@@ -406,11 +408,11 @@ static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const po
   size_t first = g->nowner_keys;
   for (size_t o = 0; o < p->nowners; o++) {
     size_t idx = rd_owner_get(owners, p->ns, &p->owners[o], im->hash);
-    g->owner_keys = xgrow(g->owner_keys, g->nowner_keys, &g->capowner_keys,
+    g->owner_keys = arena_big_grow(g->owner_keys, g->nowner_keys, &g->capowner_keys,
                             sizeof *g->owner_keys);
     g->owner_keys[g->nowner_keys++] = idx;
   }
-  g->keys = xgrow(g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
+  g->keys = arena_big_grow(g->keys, g->nkeys, &g->capkeys, sizeof *g->keys);
   g->keys[g->nkeys] = (rd_pod_keys){rd_signature(g, p, im), first, p->nowners};
   rd_mput(&g->memo, memo, g->nkeys);
   return &g->keys[g->nkeys++];
@@ -419,7 +421,7 @@ static const rd_pod_keys *rd_pod_keys_of(rd_sigs *g, rd_owners *owners, const po
 /* true when the signature was already seen on node `index` (and marks it seen there) */
 static bool rd_seen_on(rd_sigs *g, size_t sig, size_t index) {
   while (sig >= g->seen_cap) /* new entries come zeroed: never seen */
-    g->seen_on = xgrow(g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
+    g->seen_on = arena_big_grow(g->seen_on, g->seen_cap, &g->seen_cap, sizeof *g->seen_on);
   if (g->seen_on[sig] == index + 1)
     return true;
   g->seen_on[sig] = index + 1;
@@ -551,18 +553,18 @@ static int rd_run(plugin_handle *h, const void *vargs, dserr *err) {
   for (size_t i = 0; i < owners.n; i++)
     if (owners.items[i].ndups && rd_balance_owner(h, &owners.items[i]) == RD_STOP)
       break;
-  free(owners.items);
-  free(owners.index.slots);
-  free(sigs.texts.keys);
-  free(sigs.texts.vals);
-  free(sigs.images.slots);
-  free(sigs.img);
-  free(sigs.memo.slots);
-  free(sigs.keys);
-  free(sigs.owner_keys);
-  free(sigs.sigs.slots);
-  free(sigs.seen_on);
-  free(sigs.key);
+  arena_big_free(owners.items);
+  arena_big_free(owners.index.slots);
+  arena_big_free(sigs.texts.keys);
+  arena_big_free(sigs.texts.vals);
+  arena_big_free(sigs.images.slots);
+  arena_big_free(sigs.img);
+  arena_big_free(sigs.memo.slots);
+  arena_big_free(sigs.keys);
+  arena_big_free(sigs.owner_keys);
+  arena_big_free(sigs.sigs.slots);
+  arena_big_free(sigs.seen_on);
+  arena_big_free(sigs.key);
   return 0;
 }
 

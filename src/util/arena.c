@@ -3,6 +3,9 @@
 
 #include "xalloc.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,93 @@ struct arena {
   size_t block_size, total;
   struct block *inline_block; /* arena_new_exact's block, freed with the arena itself */
 };
+
+/* ---------- the pool of large blocks (arena_pool_keep) ----------
+ * Blocks of at least POOL_MIN bytes that arenas free wait here for the next arena that needs
+ * one, up to pool_cap bytes in all, instead of going back to the system: a long-running
+ * process whose cycles allocate the same large blocks again and again then writes to pages it
+ * already has rather than taking a fresh, zeroed page from the kernel (a page fault) for
+ * every 4 KiB of them. Arenas of any thread free and take blocks, hence the lock. */
+
+#define POOL_MIN (256 * 1024)
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct block *pool;
+static size_t pool_bytes, pool_cap;
+
+void arena_pool_keep(size_t bytes) {
+  pthread_mutex_lock(&pool_lock);
+  __atomic_store_n(&pool_cap, bytes, __ATOMIC_RELAXED);
+  while (pool && pool_bytes > pool_cap) {
+    struct block *b = pool;
+    pool = b->next;
+    pool_bytes -= b->size;
+    free(b);
+  }
+  pthread_mutex_unlock(&pool_lock);
+}
+
+/* A pooled block with room for want bytes and not much more (a quarter), or NULL. */
+static struct block *pool_take(size_t want) {
+  if (want < POOL_MIN || !__atomic_load_n(&pool_cap, __ATOMIC_RELAXED))
+    return NULL;
+  pthread_mutex_lock(&pool_lock);
+  struct block **at = &pool, *b = NULL;
+  for (; *at; at = &(*at)->next)
+    if ((*at)->size >= want && (*at)->size - want <= want / 4) {
+      b = *at;
+      *at = b->next;
+      pool_bytes -= b->size;
+      break;
+    }
+  pthread_mutex_unlock(&pool_lock);
+  return b;
+}
+
+/* Frees b, or keeps it in the pool when it is large and there is room. */
+static void block_free(struct block *b) {
+  if (b->size >= POOL_MIN && __atomic_load_n(&pool_cap, __ATOMIC_RELAXED)) {
+    pthread_mutex_lock(&pool_lock);
+    bool kept = pool_bytes + b->size <= pool_cap;
+    if (kept) {
+      b->next = pool;
+      pool = b;
+      pool_bytes += b->size;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (kept)
+      return;
+  }
+  free(b);
+}
+
+void *arena_big_calloc(size_t n) {
+  struct block *b = pool_take(n);
+  if (b) {
+    memset(b->data, 0, n);
+  } else {
+    b = xcalloc(1, sizeof *b + n);
+    b->size = n;
+  }
+  return b->data;
+}
+
+void *arena_big_grow(void *items, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return items;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  void *p = arena_big_calloc(ncap * size);
+  if (*cap)
+    memcpy(p, items, *cap * size);
+  arena_big_free(items);
+  *cap = ncap;
+  return p;
+}
+
+void arena_big_free(void *p) {
+  if (p)
+    block_free((struct block *)((char *)p - offsetof(struct block, data)));
+}
 
 arena *arena_new(size_t block_size) {
   arena *a = xmalloc(sizeof *a);
@@ -56,7 +146,7 @@ void arena_free(arena *a) {
   while (b) {
     struct block *n = b->next;
     if (b != a->inline_block)
-      free(b);
+      block_free(b);
     b = n;
   }
   free(a);
@@ -70,7 +160,7 @@ void arena_reset(arena *a) {
   while (b->next) {
     struct block *n = b->next;
     if (b != a->inline_block)
-      free(b);
+      block_free(b);
     b = n;
   }
   b->used = 0;
@@ -86,11 +176,16 @@ static void *take(arena *a, size_t size, size_t align, struct block **out) {
   if (!b || start > b->size || b->size - start < size) {
     size_t want = size > a->block_size ? size : a->block_size;
     /* fresh blocks come zeroed (large ones straight from the kernel), so only memory
-     * handed out before a reset needs clearing again */
-    b = xcalloc(1, sizeof *b + want);
-    b->size = want;
+     * handed out before a reset needs clearing again; a pooled block is dirty throughout */
+    b = pool_take(want);
+    if (b) {
+      b->dirty = b->size;
+    } else {
+      b = xcalloc(1, sizeof *b + want);
+      b->size = want;
+      b->dirty = 0;
+    }
     b->used = 0;
-    b->dirty = 0;
     if (a->head && size > a->block_size) {
       /* an oversized block goes behind the current one so the current keeps filling */
       b->next = a->head->next;

@@ -40,6 +40,18 @@ size_t arena_footprint(const arena *a);
  * make the same allocations in a scratch arena first, then here with its arena_footprint, and
  * nothing is wasted. Allocations beyond `size` go to further blocks as usual. */
 arena *arena_new_exact(size_t size);
+/* Lets freed blocks of 256 KiB or more wait, up to `bytes` in all, for the next arena that
+ * needs a block of about their size (0, the default: free them at once). For a process that
+ * runs cycle after cycle: their pages stay mapped instead of being faulted in afresh. */
+void arena_pool_keep(size_t bytes);
+/* n zeroed bytes for a large table or array of its own that a cycle frees and the next one
+ * needs again: a pooled block of about that size when one waits, else new memory. Released
+ * with arena_big_free (NULL is fine), never free(). */
+void *arena_big_calloc(size_t n);
+void arena_big_free(void *p);
+/* xgrow (xalloc.h) for an arena_big_calloc array: the same array when there is room for one
+ * more, else a copy with twice the room, the rest zeroed (*cap updated; 8 when empty). */
+void *arena_big_grow(void *items, size_t n, size_t *cap, size_t size);
 /* The bytes an arena_new_exact adds to `size`: its headers and the heap's. */
 #define ARENA_EXACT_OVERHEAD 80
 
