@@ -9,7 +9,9 @@ rounds runs each binary in turn in Deployment mode on the watch cache with --dry
 cluster does not change, so every cycle decides the same), --cycles cycles at --interval, with
 bench/policy-lnu.yaml, and reads each cycle's "Cycle timings" line. Cycle 1 (the list) is left
 out. Prints, per binary, min / median of the view ("decode"), deciding, and their sum, and
-each median against the first binary's.
+each median against the first binary's; then the page faults (minor, from /proc/PID/stat) the
+process took from one cycle's timings line to the next, which, unlike the times, hardly move
+from run to run.
 
   python3 bench/ab_deploy.py OLD_BINARY NEW_BINARY [--rounds 3 --cycles 20]
 """
@@ -27,20 +29,29 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the simulator and the timings line, shared with the benchmark)
 
 
+def minor_faults(pid):
+    """The process's minor page faults so far (/proc/PID/stat, field 10)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def run_binary(binary, sim, cycles, interval):
-    """(view, decide) seconds of cycles 2..cycles of one dry-run Deployment-mode run."""
+    """(view, decide, page faults since the cycle before) of cycles 2..cycles of one dry-run
+    Deployment-mode run."""
     cmd = [binary, "--kubeconfig", sim.kubeconfig, "--descheduling-interval", "%gs" % interval,
            "--secure-port", "0", "--policy-config-file", bench.POLICY, "--dry-run",
            "--client-connection-qps", "10000", "--client-connection-burst", "10000", "--v", "3"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    out, seen = [], 0
+    out, seen, faults = [], 0, 0
     for line in proc.stderr:
         t = bench.timings_of(line)
         if t is None:
             continue
         seen += 1
+        now = minor_faults(proc.pid)
         if seen > 1:
-            out.append((t["decode"], t["decide"]))
+            out.append((t["decode"], t["decide"], now - faults))
+        faults = now
         if seen == cycles:
             proc.send_signal(signal.SIGINT)
     rc = proc.wait()
@@ -81,14 +92,17 @@ def main():
           % len(runs[a.binaries[0]]))
     base = None
     for b in a.binaries:
-        view = [v for v, _ in runs[b]]
-        decide = [d for _, d in runs[b]]
-        both = [v + d for v, d in runs[b]]
+        view = [v for v, _, _ in runs[b]]
+        decide = [d for _, d, _ in runs[b]]
+        both = [v + d for v, d, _ in runs[b]]
         med = (statistics.median(view), statistics.median(decide), statistics.median(both))
         base = base or med
         print("%-40s view %.3f / %.3f (%.2f)  decide %.3f / %.3f (%.2f)  sum %.3f / %.3f (%.2f)" % (
             b, min(view), med[0], med[0] / base[0], min(decide), med[1], med[1] / base[1],
             min(both), med[2], med[2] / base[2]))
+    for b in a.binaries:
+        faults = [f for _, _, f in runs[b]]
+        print("%-40s page faults a cycle %d / %d (min / median)" % (b, min(faults), statistics.median(faults)))
 
 
 if __name__ == "__main__":
