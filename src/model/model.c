@@ -429,6 +429,74 @@ static void sort_prefetch(const link_job *j, size_t i, int stage) {
     __builtin_prefetch(stage ? (const void *)n->pods[k]->name : (const void *)&n->pods[k]->name);
 }
 
+/* A pod of a node's list with eight bytes of its name, read at the offset where the node's
+ * names start to differ, as a big-endian number (bytes past the name's end are zero). */
+typedef struct {
+  uint64_t key;
+  pod *p;
+} keyed_pod;
+
+/* cmp_pod_name's order: all the names share their first `common` bytes, so two keys that
+ * differ order their names as strcmp does (unsigned bytes, a name's end before any byte);
+ * equal keys leave it to the names. */
+static int cmp_keyed_pod(const keyed_pod *a, const keyed_pod *b) {
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
+  return cmp_pod_name(&a->p, &b->p);
+}
+
+static int cmp_keyed_pod_q(const void *a, const void *b) {
+  return cmp_keyed_pod(a, b);
+}
+
+/* Sorts one node's pods by name (then namespace), as sort_vec with cmp_pod_name does, but
+ * reads each name once: a Deployment's view sorts 150,000 pods this way every cycle, and
+ * strcmp through each pod's name pointer, five times a pod, was a tenth of the cycle. */
+static void sort_node_pods(pod **pods, size_t n) {
+  if (n < 2)
+    return;
+  keyed_pod small[64], *k = n <= 64 ? small : xmalloc(n * sizeof *k);
+  const char *first = pods[0]->name;
+  size_t common = strlen(first);
+  for (size_t i = 1; i < n && common; i++) {
+    const char *name = pods[i]->name;
+    size_t c = 0;
+    while (c < common && name[c] == first[c])
+      c++;
+    common = c;
+  }
+  bool sorted = true;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char *name = (const unsigned char *)pods[i]->name + common;
+    uint64_t key = 0;
+    size_t b = 0;
+    for (; b < 8 && name[b]; b++)
+      key = key << 8 | name[b];
+    if (b) /* the name's bytes to the top, zeros after its end */
+      key <<= 8 * (8 - b);
+    k[i] = (keyed_pod){key, pods[i]};
+    if (i && sorted && cmp_keyed_pod(&k[i - 1], &k[i]) > 0)
+      sorted = false;
+  }
+  if (!sorted) {
+    if (n <= 64) {
+      for (size_t i = 1; i < n; i++) { /* insertion sort: most lists hold tens of pods */
+        keyed_pod x = k[i];
+        size_t at = i;
+        for (; at > 0 && cmp_keyed_pod(&k[at - 1], &x) > 0; at--)
+          k[at] = k[at - 1];
+        k[at] = x;
+      }
+    } else {
+      qsort(k, n, sizeof *k, cmp_keyed_pod_q);
+    }
+    for (size_t i = 0; i < n; i++)
+      pods[i] = k[i].p;
+  }
+  if (k != small)
+    free(k);
+}
+
 /* Sorts the pod lists of nodes [lo, hi) by name, asking for the next nodes' names ahead. */
 static void sort_part(void *ctx, size_t lo, size_t hi) {
   link_job *j = ctx;
@@ -437,7 +505,7 @@ static void sort_part(void *ctx, size_t lo, size_t hi) {
       sort_prefetch(j, i + 2, 0);
     if (i + 1 < hi)
       sort_prefetch(j, i + 1, 1);
-    sort_vec(j->m->nodes.items[i]->pods, j->m->nodes.items[i]->npods, sizeof(pod *), cmp_pod_name);
+    sort_node_pods(j->m->nodes.items[i]->pods, j->m->nodes.items[i]->npods);
   }
 }
 
