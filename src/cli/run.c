@@ -343,7 +343,7 @@ read:
   timed_sink timed;
   timed_sink_init(&timed, out);
   fw_result res;
-  double t_decide = time_mono_seconds();
+  double t_decide = time_mono_seconds(), waited = kube_client_waited(r->client);
   if (fw_run_cycle(r->pol, m, &r->bg, &timed.base, &opt, &res, &err) < 0) {
     LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
@@ -351,6 +351,7 @@ read:
     write_decisions(r, &res, dec, opt.now);
   }
   tm.evict = timed.seconds;
+  tm.wait = kube_client_waited(r->client) - waited;
   tm.decide = time_mono_seconds() - t_decide - timed.seconds;
   tm.total = time_mono_seconds() - t_start;
   timings_log(&tm);

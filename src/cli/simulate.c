@@ -306,7 +306,7 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     return EXIT_CONFIG;
   }
 
-  cycle_timings tm = {.list = -1, .evict = -1};
+  cycle_timings tm = {.list = -1, .evict = -1, .wait = -1};
   double t_start = time_mono_seconds();
   /* the decoders' windows and a plugin's tables are freed before the cycle ends */
   xalloc_map_large();

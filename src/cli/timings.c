@@ -29,7 +29,7 @@ void timings_log(const cycle_timings *t) {
   /* klog key order: the phases in the order they run, then the totals */
   if (!LOG_ON(3))
     return;
-  log_field f[13];
+  log_field f[14];
   size_t n = 0;
   if (t->list >= 0) {
     f[n++] = LFLOAT("list", us(t->list));
@@ -39,6 +39,8 @@ void timings_log(const cycle_timings *t) {
   f[n++] = LFLOAT("decide", us(t->decide));
   if (t->evict >= 0)
     f[n++] = LFLOAT("evict", us(t->evict));
+  if (t->wait >= 0)
+    f[n++] = LFLOAT("wait", us(t->wait));
   f[n++] = LFLOAT("total", us(t->total));
   if (t->list >= 0) {
     f[n++] = LUINT("pages", t->pages);

@@ -1,14 +1,18 @@
 /* timings.h - how long each phase of a cycle took, said on one log line per cycle.
  *
  * Benchmarks (bench/run.sh) and operators read where a cycle's time goes from the line
- * `"Cycle timings" list=... fetch=... decode=... decide=... evict=... total=... rss=...` (seconds;
- * this project's own line, at V3, the verbosity the runbook asks for; docs/performance.md).
- * Upstream has no such line; its loop duration metric is kept as it is.
+ * `"Cycle timings" list=... fetch=... decode=... decide=... evict=... wait=... total=... rss=...`
+ * (seconds; this project's own line, at V3, the verbosity the runbook asks for;
+ * docs/performance.md). Upstream has no such line; its loop duration metric is kept as it is.
  *
  * Phases: list = reading the cluster (wall), of which fetch = waiting for the API server's
  * page bodies and decode = decoding them into the model (with model_finish); decide = the
  * framework's cycle without the time spent in the eviction sink; evict = in the sink
- * (eviction requests, queueing their events, recording VM moves). total = the whole cycle.
+ * (eviction requests, queueing their events, recording VM moves), of which wait = the
+ * cycle's own requests on the wire and in the API server (the re-check before each eviction
+ * on the watch cache, the evictions, the VM move records; not the Events, which a client of
+ * their own sends beside the cycle). total = the whole cycle: total - wait is the part of it
+ * this process spends, whatever the server's load.
  * Then the pages and bytes listed, the objects read, the pods and the model's bytes (with the
  * watch cache: shared, the part its objects share, see kube/watch.h), and rss:
  * the resident memory (bytes) at the end of the cycle, with its model still held. */
@@ -21,6 +25,8 @@
 
 typedef struct {
   double list, fetch, decode, decide, evict, total;
+  double wait; /* of evict: the cycle's requests (re-reads, evictions) on the wire and in the
+                * server, from kube_client_waited; negative: not measured (simulate) */
   size_t pages, bytes, objects;
   size_t pods, model; /* the model's pods and the bytes it holds (model_bytes) */
   size_t shared;      /* watch cache: of model, what its objects share (0: no cache) */

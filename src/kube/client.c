@@ -64,6 +64,7 @@ struct kube_client {
   char *host_header;
   long timeout_ms; /* 0: none */
   long connections;
+  double waited; /* seconds in curl_easy_perform, all requests (kube_client_waited) */
 
   /* bearer token sources, in client-go's order: token file (when readable), static token */
   char *static_token;
@@ -790,6 +791,10 @@ long kube_client_connections(const kube_client *c) {
   return c->connections;
 }
 
+double kube_client_waited(const kube_client *c) {
+  return c->waited;
+}
+
 /* ---------- one request ---------- */
 
 /* The bearer token for this attempt in *token (borrowed; NULL: none). -1 with err when the
@@ -969,7 +974,9 @@ static int perform_once(kube_client *c, const char *method, const char *url, con
     log_request_headers(hdrs, method, log_url, v >= 9);
   double t0 = mono_now();
   CURLcode rc = curl_easy_perform(h);
-  long ms = (long)((mono_now() - t0) * 1000);
+  double took = mono_now() - t0;
+  c->waited += took;
+  long ms = (long)(took * 1000);
   long newconns = 0;
   curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &newconns);
   c->connections += newconns;

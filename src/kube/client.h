@@ -57,6 +57,10 @@ const char *kube_client_server(const kube_client *c);
 void kube_client_set_timeout(kube_client *c, long seconds);
 /* Connections opened so far (1 while keep-alive works; for tests and diagnostics). */
 long kube_client_connections(const kube_client *c);
+/* Seconds this client's requests have taken so far, from sending each to its answer's end
+ * (the rate limiter's waits not included): the part of a phase that is the wire's and the
+ * server's. */
+double kube_client_waited(const kube_client *c);
 
 /* Appends s to a URL path, percent-encoding all but unreserved characters (names are DNS
  * labels in practice; this keeps a hostile name from changing the path). */

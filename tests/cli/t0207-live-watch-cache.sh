@@ -401,4 +401,16 @@ assert "/api/v1/namespaces/default/pods/p1/eviction" not in posts, posts
 assert "/api/v1/namespaces/default/pods/p3/eviction" not in posts, posts
 assert posts.count("/api/v1/namespaces/default/pods/p2/eviction") == 1, posts
 ' || fail "the replaced or deleted pod's eviction was sent, or p2's was not sent once"
+# the timings line's wait= is the cycle's own requests as the client timed them: part of evict,
+# and not nothing in the cycle that re-read three pods and sent p2's eviction
+checks=$((checks + 1))
+python3 - "$TMP/err" <<'EOF' || fail "the Cycle timings lines' wait= is missing or out of bounds"
+import re, sys
+lines = [l for l in open(sys.argv[1]) if '"Cycle timings"' in l]
+f = [dict((k, float(v)) for k, v in re.findall(r' (wait|evict|total)=([0-9.e+-]+)', l)) for l in lines]
+assert f and all(set(t) == {"wait", "evict", "total"} for t in f), lines
+assert all(0 <= t["wait"] <= t["evict"] <= t["total"] for t in f), f
+assert any(t["wait"] > 0 for t in f), f
+print("wait= in %d cycles, at most %.6f s" % (len(f), max(t["wait"] for t in f)))
+EOF
 echo "t0207: $checks checks"
