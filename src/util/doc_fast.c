@@ -74,6 +74,37 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
   return p;
 }
 
+/* The rest of a string from q, a backslash in it, when the string holds only plain bytes and
+ * the one-character escapes (\" \\ \/ \b \f \n \r \t), as managedFields' keys do
+ * ("k:{\"name\":\"x\"}"): past its closing quote, or NULL for anything else (UTF-8, \u, a
+ * control character, a bad escape, the end of the window), which read_string then reads from
+ * the opening quote again. */
+static __attribute__((noinline)) const unsigned char *escaped_string_end(const unsigned char *q,
+                                                                         const unsigned char *end) {
+  for (;;) {
+    if (end - q < 2)
+      return NULL;
+    switch (q[1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't': break;
+    default: return NULL;
+    }
+    q = plain_run(q + 2, end);
+    if (q >= end)
+      return NULL;
+    if (*q == '"')
+      return q + 1;
+    if (*q != '\\')
+      return NULL;
+  }
+}
+
 /* ---------- skip rules: a trie of map keys, "[]" for the elements of a list ---------- */
 
 typedef struct skip_node {
@@ -140,7 +171,7 @@ static void skip_free(skip_node *n) {
   free(n->kids);
 }
 
-static const skip_node *skip_find(const skip_node *n, const char *key, size_t len) {
+static inline const skip_node *skip_find(const skip_node *n, const char *key, size_t len) {
   if (!n)
     return NULL;
   unsigned b = skip_slot(key, len);
@@ -170,16 +201,21 @@ typedef struct {
   char *bump, *bump_end; /* the part of an arena chunk not handed out yet */
 } rd;
 
+/* rd_alloc when the chunk is used up (or there is none yet) */
+static __attribute__((noinline)) void *rd_alloc_chunk(rd *r, size_t size, size_t align) {
+  if (size > 4096)
+    return arena_alloc_uninit(r->a, size, align);
+  r->bump = arena_alloc_uninit(r->a, 8192, alignof(max_align_t));
+  r->bump_end = r->bump + 8192;
+  r->bump += size;
+  return r->bump - size;
+}
+
 /* Memory for nodes and strings, carved from chunks of the arena (one call per chunk). */
-static void *rd_alloc(rd *r, size_t size, size_t align) {
+static inline void *rd_alloc(rd *r, size_t size, size_t align) {
   uintptr_t at = ((uintptr_t)r->bump + align - 1) & ~(uintptr_t)(align - 1);
-  if (!r->bump || at + size > (uintptr_t)r->bump_end) {
-    if (size > 4096)
-      return arena_alloc_uninit(r->a, size, align);
-    r->bump = arena_alloc_uninit(r->a, 8192, alignof(max_align_t));
-    r->bump_end = r->bump + 8192;
-    at = (uintptr_t)r->bump;
-  }
+  if (!r->bump || at + size > (uintptr_t)r->bump_end)
+    return rd_alloc_chunk(r, size, align);
   r->bump = (char *)(at + size);
   return (void *)at;
 }
@@ -190,7 +226,7 @@ static void rd_use(rd *r, arena *a) {
   r->bump = r->bump_end = NULL;
 }
 
-static char *rd_strndup(rd *r, const char *s, size_t len) {
+static inline char *rd_strndup(rd *r, const char *s, size_t len) {
   char *p = rd_alloc(r, len + 1, 1);
   memcpy(p, s, len);
   p[len] = 0;
@@ -206,15 +242,19 @@ static inline void ws(rd *r) {
     r->p++;
 }
 
-static void push_kid(rd *r, void *k) {
-  if (r->nkids == r->capkids) {
-    r->capkids = r->capkids ? r->capkids * 2 : 256;
-    r->kids = xrealloc(r->kids, r->capkids * sizeof *r->kids);
-  }
+static __attribute__((noinline)) void grow_kids(rd *r) {
+  r->capkids = r->capkids ? r->capkids * 2 : 256;
+  r->kids = xrealloc(r->kids, r->capkids * sizeof *r->kids);
+}
+
+/* called for every key and value built: the growing is out of line */
+static inline void push_kid(rd *r, void *k) {
+  if (r->nkids == r->capkids)
+    grow_kids(r);
   r->kids[r->nkids++] = k;
 }
 
-static doc_node *new_node(rd *r, doc_type t) {
+static inline doc_node *new_node(rd *r, doc_type t) {
   doc_node *n = rd_alloc(r, sizeof *n, alignof(doc_node));
   memset(n, 0, sizeof *n);
   n->type = t;
@@ -281,8 +321,8 @@ static void sbuf_put(rd *r, size_t *n, const void *s, size_t len) {
   *n += len;
 }
 
-/* The string at r->p (a '"'). With out, its unescaped text is copied into the arena. */
-static int read_string(rd *r, const char **out) {
+/* read_string past the first byte that is not plain (an escape, UTF-8, what is wrong) */
+static __attribute__((noinline)) int read_string_slow(rd *r, const char **out) {
   const unsigned char *p = r->p + 1, *end = r->end, *run = p;
   size_t n = 0;
   bool escaped = false;
@@ -372,6 +412,21 @@ static int read_string(rd *r, const char **out) {
   return DOCF_OK;
 }
 
+/* The string at r->p (a '"'). With out, its unescaped text is copied into the arena. Most
+ * strings are plain up to their closing quote: that case is taken here, in line. */
+static inline int read_string(rd *r, const char **out) {
+  const unsigned char *q = plain_run(r->p + 1, r->end);
+  if (q >= r->end || *q != '"')
+    return read_string_slow(r, out);
+  if (out) {
+    size_t n = (size_t)(q - r->p - 1);
+    *out = rd_strndup(r, (const char *)r->p + 1, n);
+    r->slen = n;
+  }
+  r->p = q + 1;
+  return DOCF_OK;
+}
+
 /* A number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; *len its length. */
 static int read_number(rd *r, size_t *len) {
   const unsigned char *p = r->p, *end = r->end;
@@ -440,7 +495,7 @@ static int read_literal(rd *r, doc_node **out) {
 static int read_value(rd *r, const skip_node *rule, doc_node **out);
 
 /* After a member or element: ',' (then more) or the closing byte. 1 = closed, 0 = more. */
-static int next_or_close(rd *r, unsigned char close) {
+static inline int next_or_close(rd *r, unsigned char close) {
   ws(r);
   if (r->p >= r->end)
     return OUT_OF_INPUT(r);
@@ -632,16 +687,24 @@ static int skip_value(rd *r) {
       const unsigned char *q = plain_run(p + 1, end);
       if (q < end && *q == '"')
         p = q + 1;
-      else if (CALL(read_string(r, NULL)) != DOCF_OK)
+      else if (q < end && *q == '\\' && (q = escaped_string_end(q, end)) != NULL)
+        p = q;
+      else if (CALL(read_string_slow(r, NULL)) != DOCF_OK)
         return rc;
       WS();
       NEED();
       if (*p != ':')
         return DOCF_REFUSED;
       p++;
-      /* most values of a managedFields entry's fieldsV1 are an empty map: taken whole */
+      /* most values of a managedFields entry's fieldsV1 are an empty map: taken whole, and
+       * when the next member of the same map follows at once, so is its key */
       if (end - p >= 2 && p[0] == '{' && p[1] == '}' && r->depth + depth + 1 <= DOCF_MAX_DEPTH) {
         p += 2;
+        if (end - p >= 2 && p[0] == ',' && p[1] == '"') {
+          p++;
+          c = '"';
+          goto key;
+        }
         after = true;
       }
       continue;
@@ -650,7 +713,9 @@ static int skip_value(rd *r) {
       const unsigned char *q = plain_run(p + 1, end);
       if (q < end && *q == '"')
         p = q + 1;
-      else if (CALL(read_string(r, NULL)) != DOCF_OK)
+      else if (q < end && *q == '\\' && (q = escaped_string_end(q, end)) != NULL)
+        p = q;
+      else if (CALL(read_string_slow(r, NULL)) != DOCF_OK)
         return rc;
     } else if (c == 't' || c == 'f' || c == 'n') {
       if (CALL(read_literal(r, NULL)) != DOCF_OK)

@@ -758,6 +758,72 @@ static void test_fast_skip_empty_maps(void **state) {
   assert_int_equal(flips, 1); /* the limit lies inside the range tried */
 }
 
+/* Strings and members in a skipped value (managedFields' "k:{\"name\":\"x\"}" keys, runs of
+ * "f:x":{} members) are accepted and refused as they are when the value is built, in windows
+ * of any size. */
+static void test_fast_skip_strings_and_members(void **state) {
+  (void)state;
+  static const char *const skip[] = {"a", NULL};
+  size_t windows[] = {1, 2, 3, 7, 0};
+  /* string bodies (between the quotes), good and bad */
+  const char *strings[] = {"plain",
+                           "k:{\\\"name\\\":\\\"x\\\"}",
+                           "\\\"\\\\\\/\\b\\f\\n\\r\\t",
+                           "a\\u0041b",
+                           "caf\xc3\xa9",
+                           "\\\\",
+                           "\\u0000",
+                           "\\q",
+                           "a\\",
+                           "\xc0\x80",
+                           "\x01",
+                           "\\u12",
+                           "\\\"\\u00e9\\\"",
+                           "x\\/\\x"};
+  /* values of "a" built from members, good and bad */
+  const char *members[] = {"{\"x\":{},\"y\":{}}",
+                           "{\"x\":{},\"y\":{},\"z\":{\"w\":{}}}",
+                           "{\"x\":{},\"y\":1}",
+                           "{\"x\":{},\"y\":{}, \"z\":{}}",
+                           "{\"x\":{},\"y\"}",
+                           "{\"x\":{},\"y\":{},}",
+                           "{\"x\":{},\"y\":{}]",
+                           "{\"x\":{},\"y\":{}",
+                           "{\"x\":{},\"y\":{},\"y\":[]}",
+                           "{\"x\":{},\"\\q\":{}}",
+                           "{\"x\":{},\"k:{\\\"a\\\":1}\":{},\"z\":{}}"};
+  size_t ns = sizeof strings / sizeof strings[0], nm = sizeof members / sizeof members[0];
+  int accepted = 0, refused = 0;
+  for (size_t i = 0; i < ns + nm; i++) {
+    strbuf b = {0};
+    if (i < ns)
+      sb_printf(&b,
+                "{\"items\":[{\"a\":{\"%s\":{},\"v\":\"%s\",\"w\":[\"%s\"]},"
+                "\"metadata\":{\"name\":\"n\"}}]}",
+                strings[i], strings[i], strings[i]);
+    else
+      sb_printf(&b, "{\"items\":[{\"a\":%s,\"metadata\":{\"name\":\"n\"}}]}", members[i - ns]);
+    collected c;
+    doc_node *root = NULL;
+    int built = stream_file_window(b.buf, 0, NULL, &c, &root);
+    assert_true(built == DOCF_OK || built == DOCF_REFUSED);
+    built == DOCF_OK ? accepted++ : refused++;
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+      int skipped = stream_file_window(b.buf, windows[k], skip, &c, &root);
+      if (skipped != built)
+        fail_msg("%s: %d skipped in windows of %zu, %d built", b.buf, skipped, windows[k], built);
+      if (skipped == DOCF_OK) {
+        assert_int_equal(c.count, 1);
+        assert_int_equal(c.sizes[0], 1); /* "a" left out */
+      }
+    }
+    sb_free(&b);
+  }
+  /* the first six strings and the thirteenth; the first four members, a repeated key, the last */
+  assert_int_equal(accepted, 7 + 6);
+  assert_int_equal(refused, 7 + 5);
+}
+
 /* A tree read from the API written back: keys sorted (as Go's encoding/json writes maps),
  * numbers as written, even an integer too big for int64. */
 static void test_write_json(void **state) {
@@ -903,6 +969,7 @@ int main(void) {
       cmocka_unit_test(test_fast_stream_windows),
       cmocka_unit_test(test_fast_stream_skips_and_resumes),
       cmocka_unit_test(test_fast_skip_empty_maps),
+      cmocka_unit_test(test_fast_skip_strings_and_members),
       cmocka_unit_test(test_fast_stream_member_after_items),
       cmocka_unit_test(test_write_json),
       cmocka_unit_test(test_split_every_offset),
