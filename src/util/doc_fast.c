@@ -77,7 +77,7 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 /* The rest of a string from q, a backslash in it, when the string holds only plain bytes and
  * the one-character escapes (\" \\ \/ \b \f \n \r \t), as managedFields' keys do
  * ("k:{\"name\":\"x\"}"): past its closing quote, or NULL for anything else (UTF-8, \u, a
- * control character, a bad escape, the end of the window), which read_string then reads from
+ * control character, a bad escape, the end of the window), which read_string_slow reads from
  * the opening quote again. */
 static __attribute__((noinline)) const unsigned char *escaped_string_end(const unsigned char *q,
                                                                          const unsigned char *end) {
