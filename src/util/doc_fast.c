@@ -105,6 +105,19 @@ static __attribute__((noinline)) const unsigned char *escaped_string_end(const u
   }
 }
 
+/* Past the string whose opening quote is at p, for a skipped value: plain bytes up to the
+ * quote, or with one-character escapes (escaped_string_end); NULL for the rest, which
+ * read_string_slow reads from p. */
+static inline const unsigned char *skipped_string_end(const unsigned char *p,
+                                                      const unsigned char *end) {
+  const unsigned char *q = plain_run(p + 1, end);
+  if (q < end && *q == '"')
+    return q + 1;
+  if (q < end && *q == '\\')
+    return escaped_string_end(q, end);
+  return NULL;
+}
+
 /* ---------- skip rules: a trie of map keys, "[]" for the elements of a list ---------- */
 
 typedef struct skip_node {
@@ -684,10 +697,8 @@ static int skip_value(rd *r) {
     key:
       if (c != '"')
         return DOCF_REFUSED;
-      const unsigned char *q = plain_run(p + 1, end);
-      if (q < end && *q == '"')
-        p = q + 1;
-      else if (q < end && *q == '\\' && (q = escaped_string_end(q, end)) != NULL)
+      const unsigned char *q = skipped_string_end(p, end);
+      if (q)
         p = q;
       else if (CALL(read_string_slow(r, NULL)) != DOCF_OK)
         return rc;
@@ -710,10 +721,8 @@ static int skip_value(rd *r) {
       continue;
     }
     if (c == '"') {
-      const unsigned char *q = plain_run(p + 1, end);
-      if (q < end && *q == '"')
-        p = q + 1;
-      else if (q < end && *q == '\\' && (q = escaped_string_end(q, end)) != NULL)
+      const unsigned char *q = skipped_string_end(p, end);
+      if (q)
         p = q;
       else if (CALL(read_string_slow(r, NULL)) != DOCF_OK)
         return rc;
