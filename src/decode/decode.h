@@ -10,6 +10,7 @@
 
 #include "../model/model.h"
 #include "../util/doc.h"
+#include "../util/doc_pb.h"
 #include "../util/err.h"
 
 /* Adds one object to the model. `kind_hint` is used when the object has no `kind` (items of
@@ -27,7 +28,9 @@ int decode_snapshot_file(model *m, const char *path, dserr *err);
 int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
                                dserr *err);
 
-/* Streams an API list response body held in memory into the model. On success *next_token is
+/* Streams an API list response body held in memory into the model: JSON, or protobuf
+ * (util/doc_pb.h) when the body starts with its magic and kind_hint has a schema
+ * (decode_pb_schema). On success *next_token is
  * the list's metadata.continue (heap copy, caller frees; NULL when the list is complete) and
  * *count the number of items. */
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
@@ -37,6 +40,13 @@ int decode_list_page(model *m, const char *name, const char *body, size_t len,
  * doc_stream_memory_skipping): metadata.managedFields, container fields no plugin reads... A
  * reader that parses objects itself (the watch cache) leaves them out the same way. */
 const char *const *decode_unread_paths(void);
+
+/* The fields of a Pod the decoders read, by protobuf number (pbschema.c): a PodList page in
+ * kube-apiserver's protobuf encoding is read with it (util/doc_pb.h). */
+extern const pb_msg decode_pod_pb;
+/* The protobuf schema of a list item of this kind ("Pod"), NULL when lists of that kind are
+ * read as JSON only. */
+const pb_msg *decode_pb_schema(const char *kind);
 
 /* ---------- actual utilization (usage.c) ---------- */
 

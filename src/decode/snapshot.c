@@ -245,8 +245,18 @@ int decode_list_page_skipping(model *m, const char *name, const char *body, size
   stream_ctx s = {m, kind_hint, 0, skip, skip_ctx, NULL};
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
-  int rc = doc_stream_memory_skipping(DOC_FMT_JSON, name, body, len, unread_paths, on_item, &s,
-                                      hdr, &header, err);
+  int rc;
+  if (docpb_is_protobuf(body, len)) {
+    const pb_msg *schema = decode_pb_schema(kind_hint);
+    size_t items;
+    rc = schema ? docpb_stream_list(name, (const uint8_t *)body, len, NULL, schema, on_item, &s,
+                                    hdr, &header, &items, err)
+                : dserr_set(err, "%s: a protobuf list of %s is not read (only JSON)", name,
+                            kind_hint ? kind_hint : "objects of no known kind");
+  } else {
+    rc = doc_stream_memory_skipping(DOC_FMT_JSON, name, body, len, unread_paths, on_item, &s, hdr,
+                                    &header, err);
+  }
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     *next_token = cont && *cont ? strdup(cont) : NULL;

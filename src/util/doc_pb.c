@@ -1,0 +1,695 @@
+/* doc_pb.c - Kubernetes' protobuf encoding into doc trees; see doc_pb.h.
+ *
+ * A message is read in two passes over its own bytes: the first reads only tags and lengths
+ * (stepping over every value) to count how many of each known field there are, so the map's
+ * pairs and each list's items are allocated once at their size; the second builds the values,
+ * going down into the messages the schema names. The fields nobody reads are stepped over
+ * twice by their length, never looked into. */
+#include "doc_pb.h"
+
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+
+/* a schema message names at most this many fields (checked where it is read) */
+#define PB_MAX_FIELDS 32
+/* messages nested deeper than this are refused (Pod needs 8) */
+#define PB_MAX_DEPTH 24
+
+typedef struct {
+  arena *a;
+  const uint8_t *base;
+  const char *name;
+  dserr *err;
+  int depth;
+  const char *path[PB_MAX_DEPTH + 1]; /* the fields being read, for messages */
+} pbr;
+
+static int fail(pbr *r, const uint8_t *at, const char *fmt, const char *what) {
+  char where[512];
+  size_t n = 0;
+  where[0] = 0;
+  for (int i = 0; i < r->depth && n < sizeof where - 1; i++) {
+    int w = snprintf(where + n, sizeof where - n, "%s%s", i ? "." : "", r->path[i]);
+    if (w < 0)
+      break;
+    n += (size_t)w;
+  }
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, what);
+  return dserr_set(r->err, "%s: protobuf at byte %td%s%s: %s", r->name, at - r->base,
+                   *where ? ", field " : "", where, msg);
+}
+
+static inline bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  const uint8_t *q = *p;
+  if (q < end && *q < 0x80) {
+    *v = *q;
+    *p = q + 1;
+    return true;
+  }
+  uint64_t x = 0;
+  for (int shift = 0; q < end && shift < 64; shift += 7) {
+    uint8_t b = *q++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (b < 0x80) {
+      *v = x;
+      *p = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* One field's tag and the extent of its value: [*val, *next). false when malformed (*why). */
+static inline bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wire,
+                              const uint8_t **val, const uint8_t **vend, const char **why) {
+  uint64_t tag, len;
+  if (!varint(p, end, &tag)) {
+    *why = "a field tag is cut off or longer than 10 bytes";
+    return false;
+  }
+  *wire = (int)(tag & 7);
+  if (tag >> 3 == 0 || tag >> 3 > UINT32_MAX >> 3) {
+    *why = "a field number out of range";
+    return false;
+  }
+  *num = (uint32_t)(tag >> 3);
+  *val = *p;
+  switch (*wire) {
+  case WIRE_VARINT:
+    if (!varint(p, end, &len)) {
+      *why = "a varint is cut off or longer than 10 bytes";
+      return false;
+    }
+    break;
+  case WIRE_I64:
+  case WIRE_I32: {
+    size_t w = *wire == WIRE_I64 ? 8 : 4;
+    if ((size_t)(end - *p) < w) {
+      *why = "a fixed-size value is cut off";
+      return false;
+    }
+    *p += w;
+    break;
+  }
+  case WIRE_LEN:
+    if (!varint(p, end, &len)) {
+      *why = "a length is cut off or longer than 10 bytes";
+      return false;
+    }
+    if (len > (uint64_t)(end - *p)) {
+      *why = "a length runs past the end of its message";
+      return false;
+    }
+    *val = *p;
+    *p += len;
+    break;
+  default: *why = "a group or an unknown wire type (3, 4, 6 or 7)"; return false;
+  }
+  *vend = *p;
+  return true;
+}
+
+static const pb_field *find_field(const pb_msg *s, uint32_t num, size_t *index) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->fields[i].num == num) {
+      *index = i;
+      return &s->fields[i];
+    }
+  return NULL;
+}
+
+static int wire_of(const pb_field *f) {
+  return f->kind == PB_INT || f->kind == PB_BOOL ? WIRE_VARINT : WIRE_LEN;
+}
+
+/* strict UTF-8 without NUL bytes (what the JSON reader accepts) */
+static bool text_ok(const uint8_t *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      /* no byte >= 0x80 and no zero byte among the eight: all plain */
+      if (!(w & 0x8080808080808080ull) &&
+          !((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull)) {
+        i += 8;
+        continue;
+      }
+    }
+    unsigned c = s[i];
+    if (c == 0)
+      return false;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+      k = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      k = 3;
+      if (c == 0xE0)
+        lo = 0xA0;
+      else if (c == 0xED)
+        hi = 0x9F; /* no encoded surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      k = 4;
+      if (c == 0xF0)
+        lo = 0x90;
+      else if (c == 0xF4)
+        hi = 0x8F;
+    } else
+      return false;
+    if (n - i < k || s[i + 1] < lo || s[i + 1] > hi)
+      return false;
+    for (size_t j = 2; j < k; j++)
+      if ((s[i + j] & 0xC0) != 0x80)
+        return false;
+    i += k;
+  }
+  return true;
+}
+
+static doc_node *new_node(arena *a, doc_type t) {
+  doc_node *n = arena_alloc_uninit(a, sizeof *n, alignof(doc_node));
+  memset(n, 0, sizeof *n);
+  n->type = t;
+  return n;
+}
+
+static int new_str(pbr *r, const uint8_t *s, const uint8_t *e, doc_node **out) {
+  if (!text_ok(s, (size_t)(e - s)))
+    return fail(r, s, "%s", "a string is not UTF-8 or holds a NUL byte");
+  doc_node *n = new_node(r->a, DOC_STR);
+  n->text = arena_strndup(r->a, (const char *)s, (size_t)(e - s));
+  *out = n;
+  return 0;
+}
+
+static doc_node *new_int(arena *a, int64_t v) {
+  doc_node *n = new_node(a, DOC_INT);
+  char buf[24];
+  int len = snprintf(buf, sizeof buf, "%" PRId64, v);
+  n->text = arena_strndup(a, buf, (size_t)len);
+  n->v.i = v;
+  return n;
+}
+
+/* seconds since the epoch as RFC 3339 in UTC, to the second (metav1.Time's JSON) */
+static void format_time(int64_t sec, char out[40]) {
+  int64_t days = sec / 86400, rem = sec % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    days--;
+  }
+  /* civil date from days since 1970-01-01 (H. Hinnant's algorithm) */
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+  snprintf(out, 40, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02d:%02d:%02dZ", y, m, d,
+           (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+}
+
+static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end, doc_node *map);
+
+/* The count pass: how many of each field s names (into cnt), and an upper bound of the pairs
+ * the map gets (inline messages' fields included). */
+static int count_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end,
+                        uint32_t *cnt, size_t *pairs) {
+  if (s->n > PB_MAX_FIELDS)
+    return fail(r, p, "%s", "a schema names too many fields"); /* a programming error */
+  memset(cnt, 0, s->n * sizeof *cnt);
+  *pairs = 0;
+  while (p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
+    size_t i;
+    const pb_field *f = find_field(s, num, &i);
+    if (!f)
+      continue;
+    if (wire != wire_of(f)) {
+      r->path[r->depth++] = f->name ? f->name : s->name;
+      int rc = fail(r, at, "%s", "the wire type is not the field's");
+      r->depth--;
+      return rc;
+    }
+    if (cnt[i]++ && !(f->flags & PB_REPEATED)) {
+      r->path[r->depth++] = f->name ? f->name : s->name;
+      int rc = fail(r, at, "%s", "a field that is no list is written twice");
+      r->depth--;
+      return rc;
+    }
+    if (f->kind == PB_INLINE) {
+      uint32_t sub[PB_MAX_FIELDS];
+      size_t more;
+      if (count_fields(r, f->msg, val, vend, sub, &more) < 0)
+        return -1;
+      *pairs += more;
+    } else if (cnt[i] == 1) {
+      (*pairs)++;
+    }
+  }
+  return 0;
+}
+
+static int read_quantity(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
+  const uint8_t *s = NULL, *e = NULL;
+  while (p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
+    if (num == 1) {
+      if (wire != WIRE_LEN)
+        return fail(r, at, "%s", "a quantity's string has another wire type");
+      s = val;
+      e = vend;
+    }
+  }
+  if (!s) {
+    *out = new_node(r->a, DOC_STR);
+    (*out)->text = "0";
+    return 0;
+  }
+  return new_str(r, s, e, out);
+}
+
+/* A map entry {key = 1, value = 2} into the pair at *pair. */
+static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8_t *end,
+                      doc_pair *pair) {
+  const pb_field *vf = &entry->fields[1];
+  const uint8_t *key = NULL, *kend = NULL, *v = NULL, *vend2 = NULL;
+  while (p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
+    if (num == 1 || num == 2) {
+      if (wire != WIRE_LEN && !(num == 2 && wire == wire_of(vf)))
+        return fail(r, at, "%s", "the wire type of a map entry is not its field's");
+      if (num == 1) {
+        key = val;
+        kend = vend;
+      } else {
+        v = val;
+        vend2 = vend;
+      }
+    }
+  }
+  if (!key)
+    key = kend = end; /* an empty key */
+  if (!text_ok(key, (size_t)(kend - key)))
+    return fail(r, key, "%s", "a map key is not UTF-8 or holds a NUL byte");
+  pair->key = arena_strndup(r->a, (const char *)key, (size_t)(kend - key));
+  doc_node *value = NULL;
+  if (!v)
+    v = vend2 = end; /* an absent value is the zero value */
+  switch (vf->kind) {
+  case PB_STRING:
+    if (new_str(r, v, vend2, &value) < 0)
+      return -1;
+    break;
+  case PB_QUANTITY:
+    if (read_quantity(r, v, vend2, &value) < 0)
+      return -1;
+    break;
+  case PB_MESSAGE:
+    value = new_node(r->a, DOC_MAP);
+    if (read_msg(r, vf->msg, v, vend2, value) < 0)
+      return -1;
+    break;
+  default: return fail(r, v, "%s", "a map value kind this reader does not build");
+  }
+  pair->value = value;
+  return 0;
+}
+
+/* Time {seconds = 1, nanos = 2}: *out NULL for the zero Time */
+static int read_time(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
+  uint64_t sec = 0;
+  bool any = p < end;
+  while (p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
+    if ((num == 1 || num == 2) && wire != WIRE_VARINT)
+      return fail(r, at, "%s", "a time's seconds or nanos have another wire type");
+    if (num == 1)
+      varint(&val, vend, &sec);
+  }
+  *out = NULL;
+  if (!any)
+    return 0;
+  char text[40];
+  format_time((int64_t)sec, text);
+  doc_node *n = new_node(r->a, DOC_STR);
+  n->text = arena_strdup(r->a, text);
+  *out = n;
+  return 0;
+}
+
+/* A value of field f (kind not PB_INLINE, not PB_MAP) into *out; NULL when it is left out. */
+static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8_t *vend,
+                      doc_node **out) {
+  *out = NULL;
+  switch (f->kind) {
+  case PB_STRING:
+    if (val == vend && (f->flags & PB_OMITEMPTY))
+      return 0;
+    return new_str(r, val, vend, out);
+  case PB_INT: {
+    uint64_t v = 0;
+    varint(&val, vend, &v);
+    if (v == 0 && (f->flags & PB_OMITEMPTY))
+      return 0;
+    *out = new_int(r->a, (int64_t)v); /* int32's negative values are sign-extended */
+    return 0;
+  }
+  case PB_BOOL: {
+    uint64_t v = 0;
+    varint(&val, vend, &v);
+    if (v == 0 && (f->flags & PB_OMITEMPTY))
+      return 0;
+    doc_node *n = new_node(r->a, DOC_BOOL);
+    n->v.b = v != 0;
+    n->text = v ? "true" : "false";
+    *out = n;
+    return 0;
+  }
+  case PB_MESSAGE: {
+    doc_node *n = new_node(r->a, DOC_MAP);
+    if (read_msg(r, f->msg, val, vend, n) < 0)
+      return -1;
+    *out = n;
+    return 0;
+  }
+  case PB_TIME: return read_time(r, val, vend, out);
+  case PB_QUANTITY: return read_quantity(r, val, vend, out);
+  default: return fail(r, val, "%s", "a field kind this reader does not build");
+  }
+}
+
+/* The fields s names, from [p, end), appended to map's pairs (allocated by the caller with
+ * room for them) */
+static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end,
+                       const uint32_t *cnt, doc_node *map) {
+  doc_node *lists[PB_MAX_FIELDS];
+  memset(lists, 0, s->n * sizeof *lists);
+  while (p < end) {
+    const uint8_t *val = p, *vend = p;
+    uint32_t num = 0;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why)) /* count_fields read them */
+      return fail(r, val, "%s", why);
+    size_t i;
+    const pb_field *f = find_field(s, num, &i);
+    if (!f)
+      continue;
+    if (f->kind == PB_INLINE) {
+      uint32_t sub[PB_MAX_FIELDS];
+      size_t unused;
+      if (count_fields(r, f->msg, val, vend, sub, &unused) < 0 ||
+          fill_fields(r, f->msg, val, vend, sub, map) < 0)
+        return -1;
+      continue;
+    }
+    r->path[r->depth++] = f->name;
+    int rc = 0;
+    if (f->flags & PB_REPEATED) {
+      doc_node *list = lists[i];
+      if (!list) {
+        list = lists[i] = new_node(r->a, f->kind == PB_MAP ? DOC_MAP : DOC_SEQ);
+        if (f->kind == PB_MAP)
+          list->pairs = arena_alloc_uninit(r->a, cnt[i] * sizeof(doc_pair), alignof(doc_pair));
+        else
+          list->items = arena_alloc_uninit(r->a, cnt[i] * sizeof(doc_node *), alignof(doc_node *));
+        map->pairs[map->n++] = (doc_pair){f->name, list};
+      }
+      if (f->kind == PB_MAP) {
+        rc = read_entry(r, f->msg, val, vend, &list->pairs[list->n]);
+        list->n += rc == 0;
+      } else {
+        doc_node *item;
+        rc = read_value(r, f, val, vend, &item);
+        if (rc == 0) /* a zero Time in a list is JSON's null there */
+          list->items[list->n++] = item ? item : new_node(r->a, DOC_NULL);
+      }
+    } else {
+      doc_node *v;
+      rc = read_value(r, f, val, vend, &v);
+      if (rc == 0 && v)
+        map->pairs[map->n++] = (doc_pair){f->name, v};
+    }
+    r->depth--;
+    if (rc < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end, doc_node *map) {
+  if (r->depth >= PB_MAX_DEPTH)
+    return fail(r, p, "%s", "messages nested too deep");
+  uint32_t cnt[PB_MAX_FIELDS];
+  size_t pairs;
+  if (count_fields(r, s, p, end, cnt, &pairs) < 0)
+    return -1;
+  map->type = DOC_MAP;
+  map->n = 0;
+  map->pairs = pairs ? arena_alloc_uninit(r->a, pairs * sizeof(doc_pair), alignof(doc_pair)) : NULL;
+  return fill_fields(r, s, p, end, cnt, map);
+}
+
+int docpb_parse(arena *a, const char *name, const pb_msg *schema, const uint8_t *buf, size_t len,
+                doc_node **out, dserr *err) {
+  pbr r = {.a = a, .base = buf, .name = name, .err = err};
+  doc_node *map = new_node(a, DOC_MAP);
+  if (read_msg(&r, schema, buf, buf + len, map) < 0)
+    return -1;
+  *out = map;
+  return 0;
+}
+
+/* ---------- the list envelope ---------- */
+
+bool docpb_is_protobuf(const char *buf, size_t len) {
+  return len >= 4 && memcmp(buf, "k8s\0", 4) == 0;
+}
+
+static const pb_field type_meta_fields[] = {
+    {1, PB_STRING, PB_OMITEMPTY, "apiVersion", NULL},
+    {2, PB_STRING, PB_OMITEMPTY, "kind", NULL},
+};
+static const pb_msg type_meta = {"TypeMeta", 2, type_meta_fields};
+
+static const pb_field list_meta_fields[] = {
+    {2, PB_STRING, PB_OMITEMPTY, "resourceVersion", NULL},
+    {3, PB_STRING, PB_OMITEMPTY, "continue", NULL},
+    {4, PB_INT, 0, "remainingItemCount", NULL},
+};
+static const pb_msg list_meta = {"ListMeta", 3, list_meta_fields};
+
+/* The envelope's parts: the list's bytes [*raw, *raw_end) and its TypeMeta. */
+static int open_envelope(pbr *r, const uint8_t *buf, size_t len, const uint8_t **raw,
+                         const uint8_t **raw_end, doc_node **tm) {
+  *raw = *raw_end = NULL;
+  *tm = NULL;
+  if (len < 4 || memcmp(buf, "k8s\0", 4) != 0)
+    return fail(r, buf, "%s", "the body does not start with the protobuf magic \"k8s\\0\"");
+  const uint8_t *p = buf + 4, *end = buf + len;
+  while (p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
+    if (num >= 1 && num <= 4 && wire != WIRE_LEN)
+      return fail(r, at, "%s", "a field of the runtime.Unknown envelope has another wire type");
+    if (num == 1) {
+      doc_node *m = new_node(r->a, DOC_MAP);
+      if (read_msg(r, &type_meta, val, vend, m) < 0)
+        return -1;
+      *tm = m;
+    } else if (num == 2) {
+      *raw = val;
+      *raw_end = vend;
+    } else if (num == 3 && vend > val) {
+      char enc[64];
+      snprintf(enc, sizeof enc, "%.*s", (int)(vend - val), (const char *)val);
+      return fail(r, at, "the content encoding \"%s\" is not read (only none)", enc);
+    }
+  }
+  if (!*raw)
+    return fail(r, end, "%s", "the runtime.Unknown envelope holds no raw object");
+  return 0;
+}
+
+int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const char *kind,
+                      const pb_msg *item_schema, doc_item_cb cb, void *ctx, arena *hdr_arena,
+                      doc_node **header, size_t *count, dserr *err) {
+  arena *scratch = hdr_arena ? NULL : arena_new(4096); /* no header wanted */
+  arena *ha = hdr_arena ? hdr_arena : scratch;
+  pbr r = {.a = ha, .base = buf, .name = name, .err = err};
+  *count = 0;
+  if (header)
+    *header = NULL;
+  const uint8_t *p = NULL, *end = NULL;
+  doc_node *tm = NULL;
+  int rc = open_envelope(&r, buf, len, &p, &end, &tm);
+  const char *got = doc_str(doc_get(tm, "kind"));
+  if (rc == 0 && kind && (!got || strcmp(got, kind) != 0)) {
+    char what[160];
+    snprintf(what, sizeof what, "%s, expected %s", got ? got : "no kind", kind);
+    rc = fail(&r, buf + 4, "the envelope says %s", what);
+  }
+  doc_node *meta = NULL;
+  arena *items = rc == 0 ? arena_new(64 * 1024) : NULL;
+  while (rc == 0 && p < end) {
+    const uint8_t *at = p, *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why)) {
+      rc = fail(&r, at, "%s", why);
+      break;
+    }
+    if ((num == 1 || num == 2) && wire != WIRE_LEN) {
+      rc = fail(&r, at, "%s", "the list's metadata or items have another wire type");
+      break;
+    }
+    if (num == 1) {
+      r.a = ha;
+      r.path[r.depth++] = "metadata";
+      meta = new_node(ha, DOC_MAP);
+      rc = read_msg(&r, &list_meta, val, vend, meta);
+      r.depth--;
+    } else if (num == 2) {
+      char slot[32];
+      snprintf(slot, sizeof slot, "items[%zu]", *count);
+      r.a = items;
+      r.path[r.depth++] = slot;
+      doc_node *item = new_node(items, DOC_MAP);
+      rc = read_msg(&r, item_schema, val, vend, item);
+      r.depth--;
+      if (rc == 0) {
+        (*count)++;
+        rc = cb(ctx, item, err);
+      }
+      arena_reset(items);
+    }
+  }
+  arena_free(items);
+  if (rc == 0 && header && hdr_arena) {
+    doc_node *h = new_node(ha, DOC_MAP);
+    h->pairs = arena_alloc(ha, 2 * sizeof(doc_pair));
+    if (got)
+      h->pairs[h->n++] = (doc_pair){"kind", doc_get(tm, "kind")};
+    h->pairs[h->n++] = (doc_pair){"metadata", meta ? meta : new_node(ha, DOC_MAP)};
+    *header = h;
+  }
+  arena_free(scratch);
+  return rc;
+}
+
+int docpb_list_continue(arena *a, const uint8_t *buf, size_t len, const char **token) {
+  dserr err;
+  pbr r = {.a = a, .base = buf, .name = "", .err = &err};
+  const uint8_t *p, *end;
+  doc_node *tm;
+  *token = NULL;
+  if (open_envelope(&r, buf, len, &p, &end, &tm) < 0)
+    return -1;
+  while (p < end) {
+    const uint8_t *val, *vend;
+    uint32_t num;
+    int wire;
+    const char *why;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return -1;
+    if (num == 1 && wire == WIRE_LEN) {
+      doc_node *meta = new_node(a, DOC_MAP);
+      if (read_msg(&r, &list_meta, val, vend, meta) < 0)
+        return -1;
+      *token = doc_str(doc_get(meta, "continue"));
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/* ---------- the JSON tree cut down to a schema (tests) ---------- */
+
+static bool zero_scalar(const doc_node *v) {
+  return (v->type == DOC_STR && !*v->text) || (v->type == DOC_INT && v->v.i == 0 && !v->big) ||
+         (v->type == DOC_BOOL && !v->v.b);
+}
+
+static doc_node *project_value(arena *a, const pb_field *f, const doc_node *v) {
+  if ((f->kind == PB_MESSAGE) && v->type == DOC_MAP)
+    return docpb_project(a, f->msg, v);
+  return doc_copy(a, v);
+}
+
+static void project_into(arena *a, const pb_msg *s, const doc_node *json, doc_node *out) {
+  for (size_t i = 0; i < s->n; i++) {
+    const pb_field *f = &s->fields[i];
+    if (f->kind == PB_INLINE) {
+      project_into(a, f->msg, json, out);
+      continue;
+    }
+    const doc_node *v = doc_get(json, f->name);
+    if (!v || v->type == DOC_NULL)
+      continue;
+    doc_node *nv;
+    if ((f->flags & PB_REPEATED) && f->kind == PB_MAP && v->type == DOC_MAP) {
+      if (!v->n)
+        continue;
+      nv = doc_new_map(a);
+      const pb_field *vf = &f->msg->fields[1];
+      for (size_t k = 0; k < v->n; k++)
+        doc_map_put(a, nv, v->pairs[k].key, project_value(a, vf, v->pairs[k].value));
+    } else if ((f->flags & PB_REPEATED) && v->type == DOC_SEQ) {
+      if (!v->n)
+        continue;
+      nv = doc_new_seq(a);
+      for (size_t k = 0; k < v->n; k++)
+        doc_seq_add(a, nv, project_value(a, f, v->items[k]));
+    } else {
+      if ((f->flags & PB_OMITEMPTY) && zero_scalar(v))
+        continue;
+      nv = project_value(a, f, v);
+    }
+    doc_map_put(a, out, f->name, nv);
+  }
+}
+
+doc_node *docpb_project(arena *a, const pb_msg *schema, const doc_node *json) {
+  doc_node *out = doc_new_map(a);
+  if (json && json->type == DOC_MAP)
+    project_into(a, schema, json, out);
+  return out;
+}

@@ -1,0 +1,20 @@
+/* pbcompare.h - one PodList page in JSON and in protobuf (util/doc_pb.h) read both ways and
+ * compared: the trees (the JSON one cut down to the schema) and the decoded pods. */
+#ifndef DS_TEST_PBCOMPARE_H
+#define DS_TEST_PBCOMPARE_H
+
+#include "../../../src/model/model.h"
+#include "../../../src/util/strbuf.h"
+
+/* Every field of a decoded pod, one line each, to sb: strings quoted (NULL as `nil`), lists
+ * in order. Two decodings of one pod agree when their texts do. */
+void pod_text(strbuf *sb, const pod *p);
+
+/* The pages json and pb (the same pods, as a real API server serves them both ways) read and
+ * compared: item count, the list metadata, each item's tree (the JSON one cut down to the
+ * Pod schema, decode_pod_pb) and each decoded pod (pod_text). 0 when all agree; else the
+ * number of differences, each described in report. *pods: the pods compared. */
+int pb_compare_pages(const char *json, size_t json_len, const char *pb, size_t pb_len, size_t *pods,
+                     strbuf *report);
+
+#endif
