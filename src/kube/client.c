@@ -1020,7 +1020,7 @@ static bool retry_after(kube_client *c, long status, long *seconds) {
   return true;
 }
 
-static int request_impl(kube_client *c, const char *method, const char *path,
+static int request_impl(kube_client *c, const char *method, const char *path, const char *accept,
                         const char *content_type, const char *body, kube_response *resp,
                         int max_retries, dserr *err) {
   memset(resp, 0, sizeof *resp);
@@ -1041,7 +1041,10 @@ static int request_impl(kube_client *c, const char *method, const char *path,
       dserr_set(err, "%s \"%s\": %s", op, sb_str(&log_url), cerr.msg);
       break;
     }
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json, */*");
+    char accept_hdr[160];
+    snprintf(accept_hdr, sizeof accept_hdr, "Accept: %s",
+             accept ? accept : "application/json, */*");
+    struct curl_slist *hdrs = curl_slist_append(NULL, accept_hdr);
     if (body) {
       char ct[256];
       snprintf(ct, sizeof ct, "Content-Type: %s", content_type ? content_type : "application/json");
@@ -1110,7 +1113,12 @@ static int request_impl(kube_client *c, const char *method, const char *path,
 
 int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
                  const char *body, kube_response *resp, dserr *err) {
-  return request_impl(c, method, path, content_type, body, resp, KUBE_MAX_RETRIES, err);
+  return request_impl(c, method, path, NULL, content_type, body, resp, KUBE_MAX_RETRIES, err);
+}
+
+int kube_get_as(kube_client *c, const char *path, const char *accept, kube_response *resp,
+                dserr *err) {
+  return request_impl(c, "GET", path, accept, NULL, NULL, resp, KUBE_MAX_RETRIES, err);
 }
 
 int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
@@ -1128,7 +1136,7 @@ int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
-  int rc = request_impl(c, "GET", path, NULL, NULL, resp, 0, err);
+  int rc = request_impl(c, "GET", path, NULL, NULL, NULL, resp, 0, err);
   if (rc < 0 && c->stream_failed)
     dserr_set(err, "GET \"%s%s\": the stream was stopped by its reader", c->server, path);
   else if (rc < 0 && abort_flag && *abort_flag)

@@ -42,6 +42,13 @@ typedef struct {
 int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
                  const char *body, kube_response *resp, dserr *err);
 void kube_response_free(kube_response *r);
+/* A GET whose Accept header is `accept` (kube_request sends `application/json, *\/\*`):
+ * KUBE_ACCEPT_PROTOBUF asks for kube-apiserver's protobuf encoding with JSON as the fallback,
+ * as client-go's typed clients ask for built-in kinds (k8s.io/client-go/rest/request.go,
+ * UseProtobufAsDefault). The body says which came (util/doc_pb.h: docpb_is_protobuf). */
+#define KUBE_ACCEPT_PROTOBUF "application/vnd.kubernetes.protobuf,application/json"
+int kube_get_as(kube_client *c, const char *path, const char *accept, kube_response *resp,
+                dserr *err);
 
 /* From a Status body: message and reason (empty strings when absent or not a Status). */
 void kube_status_text(const kube_response *r, char *message, size_t mcap, char *reason,

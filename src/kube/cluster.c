@@ -105,11 +105,11 @@ out:
 /* GETs path page by page (kube/pager.h: the next page is fetched while this one is decoded)
  * and hands each page to fn. A 410 on a later page (the continue token expired) returns
  * KUBE_READ_EXPIRED. */
-static int list_pages(kube_client *c, const char *path, const char *what, int page,
-                      kube_page_fn fn, void *ctx, long *status, kube_read_stats *stats,
+static int list_pages(kube_client *c, const char *path, const char *accept, const char *what,
+                      int page, kube_page_fn fn, void *ctx, long *status, kube_read_stats *stats,
                       dserr *err) {
   kube_pager_stats st;
-  int rc = kube_pager_run(c, path, page, fn, ctx, &st, err);
+  int rc = kube_pager_run(c, path, accept, page, fn, ctx, &st, err);
   if (status)
     *status = st.status;
   if (stats) {
@@ -124,7 +124,7 @@ static int list_pages(kube_client *c, const char *path, const char *what, int pa
     return st.expired ? KUBE_READ_EXPIRED : -1;
   }
   LOGV(4, NULL, "Listed objects", LSTR("kind", what), LUINT("count", st.items),
-       LUINT("pages", st.pages));
+       LUINT("pages", st.pages), LSTR("encoding", kube_pager_encoding(&st)));
   return 0;
 }
 
@@ -156,7 +156,9 @@ static int page_into_model(void *ctx, const char *url, const kube_response *r, c
 static int list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                      kube_read_stats *stats, dserr *err) {
   model_page mp = {m, kind};
-  return list_pages(c, path, kind, page, page_into_model, &mp, NULL, stats, err);
+  /* kinds the decoders can read from protobuf are asked for in it, as client-go asks */
+  const char *accept = decode_pb_schema(kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
+  return list_pages(c, path, accept, kind, page, page_into_model, &mp, NULL, stats, err);
 }
 
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
@@ -196,7 +198,7 @@ static int page_items(void *ctx, const char *url, const kube_response *r, char *
 int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
                    long *status, dserr *err) {
   item_page ip = {cb, ctx, 0};
-  return list_pages(c, path, path, page > 0 ? page : 500, page_items, &ip, status, NULL, err);
+  return list_pages(c, path, NULL, path, page > 0 ? page : 500, page_items, &ip, status, NULL, err);
 }
 
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {

@@ -10,6 +10,7 @@
 #include "pager.h"
 
 #include "../util/doc_fast.h"
+#include "../util/doc_pb.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 
@@ -31,7 +32,7 @@ typedef struct {
 
 typedef struct {
   kube_client *c;
-  const char *path;
+  const char *path, *accept;
   int page;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -67,7 +68,7 @@ static void fetch_one(pager *p, const char *token, bool later_page, fetched *f) 
   sb_free(&url);
   f->err.msg[0] = 0;
   double t0 = time_mono_seconds();
-  f->rc = kube_request(p->c, "GET", f->url, NULL, NULL, &f->r, &f->err);
+  f->rc = kube_get_as(p->c, f->url, p->accept, &f->r, &f->err);
   f->fetch_s = time_mono_seconds() - t0;
   f->responded = f->rc == 0;
   if (f->rc == 0 && f->r.status != 200) {
@@ -79,7 +80,9 @@ static void fetch_one(pager *p, const char *token, bool later_page, fetched *f) 
   if (f->rc == 0) {
     arena *a = arena_new(4096);
     const char *tok;
-    if (docf_list_continue(a, f->r.body, f->r.len, &tok)) {
+    if (docpb_is_protobuf(f->r.body, f->r.len)
+            ? docpb_list_continue(a, (const uint8_t *)f->r.body, f->r.len, &tok) == 0
+            : docf_list_continue(a, f->r.body, f->r.len, &tok)) {
       f->token_known = true;
       f->token = dup_or_null(tok);
     }
@@ -147,10 +150,16 @@ static bool same_token(const char *a, const char *b) {
   return (a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0);
 }
 
-int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, void *ctx,
-                   kube_pager_stats *st, dserr *err) {
+const char *kube_pager_encoding(const kube_pager_stats *st) {
+  return !st->protobuf_pages               ? "json"
+         : st->protobuf_pages == st->pages ? "protobuf"
+                                           : "protobuf and json";
+}
+
+int kube_pager_run(kube_client *c, const char *path, const char *accept, int page, kube_page_fn fn,
+                   void *ctx, kube_pager_stats *st, dserr *err) {
   memset(st, 0, sizeof *st);
-  pager p = {.c = c, .path = path, .page = page};
+  pager p = {.c = c, .path = path, .accept = accept, .page = page};
   pthread_mutex_init(&p.mu, NULL);
   pthread_cond_init(&p.cv, NULL);
   pthread_t th;
@@ -189,6 +198,7 @@ int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, 
     int frc = fn(ctx, f.url, &f.r, &token, &count, err);
     st->decode_s += time_mono_seconds() - t0;
     st->pages++;
+    st->protobuf_pages += docpb_is_protobuf(f.r.body, f.r.len);
     st->bytes += f.r.len;
     st->items += count;
     if (frc == 0 && f.token_known && !same_token(token, f.token))

@@ -25,13 +25,19 @@ typedef struct {
   double fetch_s;  /* request sent to body received, summed over the pages */
   double decode_s; /* in the page function, summed */
   size_t pages, bytes, items;
+  size_t protobuf_pages; /* pages the server sent in protobuf (the rest came as JSON) */
   long status;  /* the HTTP status of the last response (0 when none came) */
   bool expired; /* a later page's continue token had expired (HTTP 410) */
 } kube_pager_stats;
 
-/* GETs path page by page (limit=page) and hands each page to fn. 0, or -1 with err (st->expired
- * tells a 410 on a later page apart). st is filled in either case. */
-int kube_pager_run(kube_client *c, const char *path, int page, kube_page_fn fn, void *ctx,
-                   kube_pager_stats *st, dserr *err);
+/* GETs path page by page (limit=page) and hands each page to fn; accept is the Accept header
+ * (kube_get_as; NULL: JSON). A page's continue token is read from its first bytes in either
+ * encoding. 0, or -1 with err (st->expired tells a 410 on a later page apart). st is filled
+ * in either case. */
+/* "json", "protobuf" or "protobuf and json": how the server sent the pages, for log lines */
+const char *kube_pager_encoding(const kube_pager_stats *st);
+
+int kube_pager_run(kube_client *c, const char *path, const char *accept, int page, kube_page_fn fn,
+                   void *ctx, kube_pager_stats *st, dserr *err);
 
 #endif

@@ -479,14 +479,28 @@ static int on_list_item(void *ctx, doc_node *item, dserr *err) {
   return 0;
 }
 
+/* kinds the decoders can read from protobuf are listed in it, as client-go lists them; their
+ * watches stay JSON (a watch's events are few and small) */
+static const char *list_accept(int k) {
+  return decode_pb_schema(kinds[k].kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
+}
+
 static int on_list_page(void *ctx, const char *url, const kube_response *resp, char **token,
                         size_t *count, dserr *err) {
   list_ctx *l = ctx;
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   size_t before = l->n;
-  int rc = doc_stream_memory_skipping(DOC_FMT_JSON, url, resp->body, resp->len,
-                                      decode_unread_paths(), on_list_item, l, hdr, &header, err);
+  int rc;
+  const pb_msg *schema = decode_pb_schema(kinds[l->r->k].kind);
+  if (schema && docpb_is_protobuf(resp->body, resp->len)) {
+    size_t items;
+    rc = docpb_stream_list(url, (const uint8_t *)resp->body, resp->len, NULL, schema, on_list_item,
+                           l, hdr, &header, &items, err);
+  } else {
+    rc = doc_stream_memory_skipping(DOC_FMT_JSON, url, resp->body, resp->len, decode_unread_paths(),
+                                    on_list_item, l, hdr, &header, err);
+  }
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     const char *rv = doc_str(doc_path(header, "metadata", "resourceVersion", NULL));
@@ -547,7 +561,8 @@ static void list_kind(watch_cache *w, wres *r) {
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  int rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+  int rc = kube_pager_run(w->client, kinds[r->k].path, list_accept(r->k), w->o.page, on_list_page,
+                          &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
      * falls back to a full list; a second failure waits like any other */
@@ -558,7 +573,8 @@ static void list_kind(watch_cache *w, wres *r) {
     l.n = 0;
     free(l.rv);
     l.rv = NULL;
-    rc = kube_pager_run(w->client, kinds[r->k].path, w->o.page, on_list_page, &l, &st, &err);
+    rc = kube_pager_run(w->client, kinds[r->k].path, list_accept(r->k), w->o.page, on_list_page, &l,
+                        &st, &err);
   }
   if (rc < 0)
     dserr_prefix(&err, "failed to list %s", kinds[r->k].path);
@@ -602,7 +618,8 @@ static void list_kind(watch_cache *w, wres *r) {
   metrics_watch_list(kinds[r->k].kind, reason);
   LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
        LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
-       LUINT("unchanged", l.reused), LUINT("pages", st.pages), LSTR("resourceVersion", l.rv),
+       LUINT("unchanged", l.reused), LUINT("pages", st.pages),
+       LSTR("encoding", kube_pager_encoding(&st)), LSTR("resourceVersion", l.rv),
        LFLOAT("seconds", time_mono_seconds() - t0));
   start_watch(w, r, l.rv);
   free(l.rv);
