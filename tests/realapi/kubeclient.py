@@ -53,12 +53,13 @@ class Client:
                 c.close()
             self.conns = []
 
-    def request(self, method, path, body=None, content_type="application/json", query=None, raw=False):
+    def request(self, method, path, body=None, content_type="application/json", query=None, raw=False,
+                accept="application/json"):
         """The decoded JSON answer (or bytes with raw=True); ApiError on a non-2xx answer."""
         if query:
             path = path + "?" + urllib.parse.urlencode(query)
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+        headers = {"Authorization": "Bearer " + self.token, "Accept": accept}
         if data is not None:
             headers["Content-Type"] = content_type
         for attempt in (0, 1):

@@ -7,8 +7,12 @@ and runs the real binary ($DESCHEDULER, default build/descheduler) against it:
   authorizer refuses the evictions (403, seen in the audit log), the binary says so and goes
   on, and tests/deploy/rbaccheck.py, given the same requests and the narrowed role, refuses
   exactly the same ones: the simulator-side checker agrees with the real thing;
-- PagedLists: 1,100 pods are read in pages of 500 with the server's continue tokens, every pod
-  reaches the cycle;
+- PagedLists: 1,100 pods are read in pages of 500 with the server's continue tokens, in
+  protobuf, every pod reaches the cycle;
+- ProtobufPages: pods with every field the decoders read (src/decode/pbschema.c), one of them
+  being deleted, listed in pages of 2 both in JSON and in protobuf: tests/tools/pbcompare finds
+  the same trees and the same decoded pods in each pair of pages, and a cycle lists them in
+  protobuf;
 - LoopAcrossCompactions: loop mode (1 s interval, listing every cycle: --watch-cache=false)
   while the cluster changes between cycles and etcd is compacted each time (older
   resourceVersions and continue tokens get 410); every cycle's decisions follow the cluster as
@@ -81,6 +85,85 @@ def write_policy(tmp):
     with open(path, "w") as f:
         f.write(TAINT_POLICY)
     return path
+
+
+def protobuf_items():
+    """Pods with every field the Pod schema of src/decode/pbschema.c names, valid for a real server."""
+    ns = lambda n: {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+    web = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "web-1", "namespace": "shop", "generateName": "web-",
+                        "labels": {"app": "web", "tier": "front", "empty": "", "pod-template-hash": "abc"},
+                        "annotations": {"descheduler.alpha.kubernetes.io/evict": "true", "kubernetes.io/config.source": "api",
+                                        "note": "a \"quoted\" \\ text\nnext line, välue ✓"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
+                                             "uid": "22222222-2222-2222-2222-222222222222", "controller": True, "blockOwnerDeletion": True},
+                                            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x",
+                                             "uid": "33333333-3333-3333-3333-333333333333", "controller": False}],
+                        "finalizers": ["example.com/keep"]},
+           "spec": {"nodeName": "node-a", "nodeSelector": {"disk": "ssd"},
+                    "volumes": [{"name": "scratch", "emptyDir": {}}, {"name": "host", "hostPath": {"path": "/var/log", "type": "Directory"}},
+                                {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1", "readOnly": True}},
+                                {"name": "mem", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}],
+                    "initContainers": [{"name": "setup", "image": "busybox:1", "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}}},
+                                       {"name": "proxy", "image": "envoy:1", "restartPolicy": "Always",
+                                        "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}],
+                    "containers": [{"name": "web", "image": "nginx:1.27", "command": ["nginx"], "env": [{"name": "A", "value": "b"}],
+                                    "ports": [{"containerPort": 80}],
+                                    "resources": {"requests": {"cpu": "1500m", "memory": "1Gi", "ephemeral-storage": "2G", "example.com/dongle": "1"},
+                                                  "limits": {"cpu": "2", "memory": "1Gi", "example.com/dongle": "1"}}},
+                                   {"name": "sidecar", "image": "side:1"}],
+                    "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"}, {"operator": "Exists"},
+                                    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                                     {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}, {"key": "gpu", "operator": "DoesNotExist"}]},
+                                     {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-z"]}]}]},
+                                  "preferredDuringSchedulingIgnoredDuringExecution": [
+                                      {"weight": 20, "preference": {"matchExpressions": [{"key": "rack", "operator": "Gt", "values": ["3"]}]}}]},
+                                 "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}]},
+                                 "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                                     {"labelSelector": {"matchLabels": {"app": "web"}, "matchExpressions": [
+                                         {"key": "tier", "operator": "NotIn", "values": ["back"]}, {"key": "canary", "operator": "DoesNotExist"}]},
+                                      "namespaces": ["shop", "other"], "topologyKey": "kubernetes.io/hostname"}],
+                                     "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {"topologyKey": "zone"}}]}},
+                    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                                   "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 2,
+                                                   "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor", "matchLabelKeys": ["pod-template-hash"]},
+                                                  {"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
+           "status": {"phase": "Running", "podIP": "10.0.0.5", "hostIP": "192.168.1.10", "startTime": "2026-01-02T03:04:10Z",
+                      "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-02T03:05:00Z"},
+                                     {"type": "DisruptionTarget", "status": "False", "reason": "EvictionByEvictionAPI", "message": "x",
+                                      "lastTransitionTime": "1999-12-31T23:59:59Z"}],
+                      "initContainerStatuses": [{"name": "setup", "ready": True, "restartCount": 0, "image": "busybox:1", "imageID": "",
+                                                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": "2026-01-02T03:04:06Z"}}},
+                                                {"name": "proxy", "ready": True, "restartCount": 2, "image": "envoy:1", "imageID": "",
+                                                 "state": {"running": {"startedAt": "2026-01-02T03:04:07Z"}}}],
+                      "containerStatuses": [{"name": "web", "ready": False, "restartCount": 17, "image": "nginx:1.27", "imageID": "",
+                                             "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+                                             "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}},
+                                            {"name": "sidecar", "ready": False, "restartCount": 1, "image": "side:1", "imageID": "",
+                                             "state": {"terminated": {"exitCode": -1, "signal": 9}}}]}}
+    bare = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    launcher = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "virt-launcher-vm-1-abcde", "namespace": "kube-system",
+                             "labels": {"kubevirt.io": "virt-launcher"},
+                             "annotations": {"kubevirt.io/domain": "vm-1", "kubernetes.io/config.mirror": "abc",
+                                             "descheduler.alpha.kubernetes.io/prefer-no-eviction": ""},
+                             "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "vm-1",
+                                                  "uid": "66666666-6666-6666-6666-666666666666", "controller": True},
+                                                 {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds",
+                                                  "uid": "77777777-7777-7777-7777-777777777777"}]},
+                "spec": {"nodeName": "node-b", "priorityClassName": "system-node-critical",
+                         "containers": [{"name": "compute", "image": "virt-launcher:1",
+                                         "resources": {"requests": {"cpu": "0.5", "memory": "1.5Gi", "devices.kubevirt.io/kvm": "1"},
+                                                       "limits": {"cpu": "0.5", "memory": "1.5Gi", "devices.kubevirt.io/kvm": "1"}}}],
+                         "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}]}},
+                         "tolerations": [{"key": "k", "value": "", "effect": ""}]},
+                "status": {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory.",
+                           "startTime": "2025-06-30T12:00:01Z"}}
+    return [ns("shop"), web, bare, launcher]
 
 
 class OwnCluster(unittest.TestCase):
@@ -162,12 +245,55 @@ class PagedLists(OwnCluster):
         pages = [e["requestURI"] for e in self.sim.events()
                  if e.get("verb") == "list" and e["requestURI"].split("?")[0] == "/api/v1/pods"]
         self.assertEqual(len(pages), 3, pages)
+        self.assertIn('"Listed objects" kind="Pod" count=1100 pages=3 encoding="protobuf"', err)
         self.assertTrue(all("limit=500" in p for p in pages), pages)
         self.assertEqual(sum("continue=" in p for p in pages), 2, pages)
         # the cycle's decision record has an outcome for every pod: all 1,100 arrived
         with open(record) as f:
             (cycle,) = [json.loads(line) for line in f]
         self.assertEqual(sum(cycle["decisions"]["outcomes"].values()), self.PODS, cycle["decisions"]["outcomes"])
+
+
+class ProtobufPages(OwnCluster):
+    @classmethod
+    def items(cls):
+        return protobuf_items()
+
+    def test_protobuf_pages_read_as_the_json_ones(self):
+        pbcompare = os.path.join(os.path.dirname(dl.binary()), "tests", "pbcompare")
+        self.assertTrue(os.access(pbcompare, os.X_OK), "tests/tools/pbcompare is not built at " + pbcompare)
+        # a pod being deleted: its finalizer keeps it, with a deletionTimestamp
+        self.sim.admin.request("DELETE", "/api/v1/namespaces/shop/pods/web-1")
+        pages, tokens = 0, {"json": None, "pb": None}
+        while True:
+            files = {}
+            for enc, accept in (("json", "application/json"), ("pb", "application/vnd.kubernetes.protobuf")):
+                query = {"limit": "2"}
+                if tokens[enc]:
+                    query["continue"] = tokens[enc]
+                body = self.sim.admin.request("GET", "/api/v1/pods", query=query, raw=True, accept=accept)
+                if enc == "pb":
+                    self.assertTrue(body.startswith(b"k8s\x00"), body[:40])
+                files[enc] = os.path.join(self.tmp, "page%d.%s" % (pages, enc))
+                with open(files[enc], "wb") as f:
+                    f.write(body)
+                if enc == "json":
+                    tokens["json"] = json.loads(body)["metadata"].get("continue")
+            pages += 1
+            p = subprocess.run([pbcompare, files["json"], files["pb"]], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("pods: the protobuf and JSON pages give the same trees and the same pods", p.stdout)
+            # pbcompare compared the continue tokens too: the JSON one goes on for both
+            tokens["pb"] = tokens["json"]
+            if not tokens["json"]:
+                break
+        self.assertEqual(pages, 2)
+        policy = write_policy(self.tmp)
+        code, err = run([dl.binary(), "--kubeconfig", self.sim.kubeconfig, "--secure-port", "0", "--dry-run",
+                         "--policy-config-file", policy, "--v", "4"])
+        self.assertEqual(code, 0, err[-3000:])
+        self.assertIn('"Listed objects" kind="Pod" count=3 pages=1 encoding="protobuf"', err)
 
 
 class LoopAcrossCompactions(OwnCluster):
