@@ -25,6 +25,7 @@ This file holds the HTTP layer and the command line; the parts are:
   simmetrics    metrics.k8s.io
   simfaults     fault injection
   simcerts      certificates and kubeconfig
+  simprotobuf   pod LISTs in kube-apiserver's protobuf (--protobuf-encoder, pbenc/)
 """
 
 import argparse
@@ -50,6 +51,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import simcerts  # noqa: E402
+import simprotobuf  # noqa: E402
 import simresources  # noqa: E402
 from simadmit import Admission  # noqa: E402
 from simchurn import Churn  # noqa: E402
@@ -142,6 +144,7 @@ class Sim:
         self.loaded_rv = 0  # the highest resourceVersion of the objects loaded (a state written by --state-out)
         self.stop = threading.Event()
         self.dirty_pdb_ns = set()
+        self.pbenc = None  # simprotobuf.PodEncoder with --protobuf-encoder
         self.store.listeners.append(self._on_write)
         self.server_address = "127.0.0.1:%d" % args.port
 
@@ -320,26 +323,73 @@ def _with_uid(obj):
 # ---------------------------------------------------------------------------
 # Content negotiation and tables
 
-def negotiate(accept):
-    """('json'|'table'|'meta', version) for an Accept header; ApiError 406 if nothing fits."""
+def parse_accept(header):
+    """The clauses of an Accept header in the order kube-apiserver tries them: goautoneg's
+    ParseAccept (github.com/munnerz/goautoneg), [(type, subtype, params)] sorted by its rule
+    (higher q first, a concrete type or subtype before `*`) with the insertion sort Go's
+    sort.Sort uses for the few clauses a client sends; types are compared case-insensitively."""
+    clauses = []
+    for part in header.split(","):
+        part = part.strip(" ")
+        mt, _, rest = part.partition(";")
+        typ, slash, sub = mt.partition("/")
+        typ = typ.strip(" ").lower()
+        if not slash:
+            if typ != "*":
+                continue
+            sub = "*"
+        elif "/" in sub:
+            continue
+        sub = sub.strip(" ").lower()
+        q, params = 1.0, {}
+        for p in rest.split(";") if rest else ():
+            k, eq, v = p.partition("=")
+            if not eq or "=" in v:
+                continue
+            k, v = k.strip(" "), v.strip(" ")
+            if k == "q":
+                try:
+                    q = float(v)
+                except ValueError:
+                    q = 0.0
+            else:
+                params[k] = v
+        clauses.append((q, typ, sub, params))
+
+    def less(a, b):
+        return a[0] > b[0] or (a[1] != "*" and b[1] == "*") or (a[2] != "*" and b[2] == "*")
+    for i in range(1, len(clauses)):
+        j = i
+        while j > 0 and less(clauses[j], clauses[j - 1]):
+            clauses[j], clauses[j - 1] = clauses[j - 1], clauses[j]
+            j -= 1
+    return [c[1:] for c in clauses]
+
+
+def negotiate(accept, protobuf=False):
+    """('json'|'table'|'meta'|'protobuf', version) for an Accept header; ApiError 406 if nothing
+    fits. The clauses are tried in parse_accept's order, each against the media types served
+    here in kube-apiserver's order (application/json, then application/vnd.kubernetes.protobuf
+    when `protobuf`: a pod LIST with --protobuf-encoder); the first that fits wins, so `*/*` and
+    `application/*` get JSON. Protobuf is served as the plain list only: a protobuf clause
+    asking for a conversion (`as=Table`, ...) is passed over, as is every protobuf clause when
+    `protobuf` is false."""
     if not accept:
         return "json", None
-    for item in accept.split(","):
-        parts = [p.strip() for p in item.split(";")]
-        mt = parts[0].lower()
-        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-        params.pop("q", None)
-        if mt not in ("application/json", "application/*", "*/*"):
-            continue
+    for typ, sub, params in parse_accept(accept):
         as_ = params.get("as")
-        if not as_:
-            return "json", None
-        if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
-            if as_ == "Table":
-                return "table", params["v"]
-            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                return "meta", params["v"]
-    raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json")
+        if typ in ("application", "*") and sub in ("json", "*"):
+            if not as_:
+                return "json", None
+            if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+                if as_ == "Table":
+                    return "table", params["v"]
+                if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                    return "meta", params["v"]
+        if protobuf and typ == "application" and sub == "vnd.kubernetes.protobuf" and not as_:
+            return "protobuf", None
+    raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json" +
+                   (", " + simprotobuf.MEDIA_TYPE if protobuf else ""))
 
 
 def partial(obj, version="v1"):
@@ -718,7 +768,9 @@ class Handler(BaseHTTPRequestHandler):
         if verb not in res.verbs and not (sub and verb in res.subresources.get(sub, ("", []))[1]):
             raise method_not_allowed()
         if verb in ("get", "list", "watch"):
-            fmt, fver = negotiate(self.headers.get("Accept"))
+            # protobuf: pod LISTs only, with --protobuf-encoder (other kinds, GETs, watches: JSON)
+            fmt, fver = negotiate(self.headers.get("Accept"), verb == "list" and sim.pbenc is not None and
+                                  res.group == "" and res.plural == "pods")
         else:
             fmt, fver = "json", None
         if verb == "get":
@@ -825,6 +877,11 @@ class Handler(BaseHTTPRequestHandler):
             meta["continue"] = token
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
+        if fmt == "protobuf":
+            items = self.server.sim.pbenc.items(entries)
+            lm = simprotobuf.list_meta(meta["resourceVersion"], token or "", remaining if token else None)
+            return self.send_bytes(200, simprotobuf.list_chunks(res.api_version, res.list_kind, lm, items),
+                                   simprotobuf.MEDIA_TYPE)
         if fmt != "json":
             return self.send_objects(res, [loads(store.raw_for(res, e)) for e in entries], fmt, fver, False, query,
                                      meta)
@@ -1147,6 +1204,10 @@ def parse_args(argv):
     p.add_argument("--bookmark-seconds", type=float, default=5.0, help="bookmark interval for watches asking")
     p.add_argument("--state-out", help="write the final state as a v1 List to FILE on exit")
     p.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    p.add_argument("--protobuf-encoder", metavar="PATH",
+                   help="pbenc binary (tests/apisim/pbenc/build.sh --print): pod LISTs whose Accept puts "
+                        "application/vnd.kubernetes.protobuf first are served in kube-apiserver's protobuf "
+                        "encoding; every pod is encoded at load")
     args = p.parse_args(argv)
     args.auth_required = bool(args.token or args.tls_dir)
     return args
@@ -1176,6 +1237,22 @@ def main(argv=None):
         log("cannot load snapshot %s: %s" % (args.snapshot, e))
         return 2
     sim.finish_load()
+    if args.protobuf_encoder:
+        t1 = time.monotonic()
+        sim.pbenc = simprotobuf.PodEncoder(args.protobuf_encoder, log)
+        pods = sim.registry.get("", "v1", "pods")
+        try:
+            sim.pbenc.start()
+            entries = sim.store.entries(pods)
+            bad = sim.pbenc.fill(entries)
+        except simprotobuf.EncoderError as e:
+            log("--protobuf-encoder: %s" % e)
+            return 2
+        if bad:
+            first = next(e for e in entries if type(e.pb) is not bytes)
+            log("protobuf: %d pods cannot be encoded (protobuf lists holding them answer 500), first %s/%s: %s"
+                % (bad, first.ns, first.name, first.pb))
+        log("protobuf: encoded %d pods in %.2fs" % (len(entries) - bad, time.monotonic() - t1))
     # the loaded objects live as long as the server: out of the cyclic collector's full passes,
     # which at 150,000 pods (millions of dicts) stopped every thread for seconds at moments
     # nobody chose, in the middle of a client's requests
@@ -1233,6 +1310,8 @@ def main(argv=None):
     sim.store.close()
     server.shutdown()
     server.server_close()
+    if sim.pbenc is not None:
+        sim.pbenc.close()
     if args.state_out:
         head, items, tail = sim.dump_state()
         with open(args.state_out, "wb") as f:

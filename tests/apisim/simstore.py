@@ -47,8 +47,9 @@ EMPTY = {}
 
 class Entry:
     # an entry is one version of an object, never changed once made; "kv" is left unset for
-    # KubeVirtSim to cache what it reads of a launcher's bytes (simkubevirt.launcher_flags)
-    __slots__ = ("raw", "uid", "ns", "name", "labels", "fields", "info", "rv", "kv")
+    # KubeVirtSim to cache what it reads of a launcher's bytes (simkubevirt.launcher_flags),
+    # "pb" for a pod's protobuf bytes (simprotobuf.PodEncoder, with --protobuf-encoder)
+    __slots__ = ("raw", "uid", "ns", "name", "labels", "fields", "info", "rv", "kv", "pb")
 
     def obj(self):
         return loads(self.raw)
