@@ -7,7 +7,10 @@ measures, --repeat times each:
   simulate  `descheduler simulate` on the file;
   floor     curl fetching the same LIST pages a live cycle reads (limit=500, one keep-alive
             connection): what the transfer alone costs, the floor of any client;
-  oneshot   one live cycle (--descheduling-interval 0) against tests/apisim serving the file;
+  oneshot   one live cycle (--descheduling-interval 0) against tests/apisim serving the file
+            (given pbenc, tests/apisim/pbenc/, when it can be built here: pod LISTs asking for
+            application/vnd.kubernetes.protobuf are then answered in it; one line says which
+            encoding pods are served in and why; --pod-json keeps them JSON);
   loop      Deployment mode: --cycles cycles, the simulator changing --churn of the pods
             (POST /_sim/churn) after each cycle ends; with --churn-rollout a replacement
             rolls the pod's whole ReplicaSet to a new one, as a rolling update does (values
@@ -57,6 +60,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 APISIM = os.path.join(ROOT, "tests", "apisim", "apisim.py")
+PBENC_BUILD = os.path.join(ROOT, "tests", "apisim", "pbenc", "build.sh")
 POLICY = os.path.join(HERE, "policy-lnu.yaml")
 SIZES = "500:15000:2000,2000:60000:8000,5000:150000:20000"
 # what a live cycle lists (src/kube/cluster.c), with the KubeVirt kinds the simulator serves
@@ -102,12 +106,13 @@ def summary(values):
 class Sim:
     """tests/apisim serving one snapshot over plain HTTP on a free port."""
 
-    def __init__(self, snapshot, workdir):
+    def __init__(self, snapshot, workdir, pbenc=None):
         self.kubeconfig = os.path.join(workdir, "kubeconfig")
         self.err = open(os.path.join(workdir, "apisim.log"), "w")
         t = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, APISIM, "--snapshot", snapshot, "--port", "0",
-                                      "--kubeconfig-out", self.kubeconfig, "--migration-seconds", "3600"],
+                                      "--kubeconfig-out", self.kubeconfig, "--migration-seconds", "3600"]
+                                     + (["--protobuf-encoder", pbenc] if pbenc else []),
                                      stdout=subprocess.PIPE, stderr=self.err, text=True)
         line = self.proc.stdout.readline()
         if line.strip() != "ready":
@@ -171,6 +176,24 @@ class Sim:
             self.proc.wait()
         self.proc.stdout.close()
         self.err.close()
+
+
+def protobuf_encoder(a):
+    """(pbenc path or None, the line saying how the simulator serves pods): with pbenc
+    (tests/apisim/pbenc/build.sh, once per machine) pod LISTs asking for
+    application/vnd.kubernetes.protobuf get kube-apiserver's protobuf, so a live cycle whose
+    client asks for it is measured on that path; without Go it stays JSON, saying why."""
+    if a.pod_json:
+        return None, "the simulator serves pods in JSON only (--pod-json)"
+    p = subprocess.run([PBENC_BUILD, "--print"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    why = " ".join(p.stderr.split())
+    if p.returncode == 0:
+        path = p.stdout.strip()
+        return path, ("the simulator serves pods in protobuf to a client asking for "
+                      "application/vnd.kubernetes.protobuf (pbenc: %s), JSON otherwise" % path)
+    if p.returncode == 3:
+        return None, "the simulator serves pods in JSON only: pbenc cannot be built here (%s)" % why
+    return None, "the simulator serves pods in JSON only: the build of pbenc failed (%s)" % why
 
 
 def proc_status(pid):
@@ -394,8 +417,9 @@ def bench_size(a, n, p, v):
         if not ({"floor", "oneshot", "loop"} & set(a.only)):
             return res
         log("%s starting the simulator" % size_label(n, p))
-        sim = Sim(snap, work)
+        sim = Sim(snap, work, a.pbenc)
         res["simulatorStartSeconds"] = sim.startup
+        res["simulatorPodEncoding"] = "protobuf" if a.pbenc else "json"
         try:
             if "floor" in a.only:
                 urls = page_urls(sim)
@@ -460,7 +484,8 @@ def print_table(results, a):
                     fmt(s["rss"], digits=0), fmt(s["decode"]), fmt(s["decide"]), s["planned"]["median"],
                     per_pod_text(s)))
     if "oneshot" in a.only or "floor" in a.only:
-        w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages)\n")
+        w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages, JSON)\n")
+        w("%s\n" % a.pod_encoding)
         w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s %6s\n" % (
             "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "server evict", "LISTs",
             "evicts", "curl floor", "B/pod"))
@@ -521,6 +546,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "out"), help="where clusters and results go")
     ap.add_argument("--json", help="write the results here (default OUT/results.json; - = stdout)")
     ap.add_argument("--keep", action="store_true", help="keep each run's logs under OUT/bench-*")
+    ap.add_argument("--pod-json", action="store_true",
+                    help="do not give the simulator pbenc: pods in JSON even to a client asking for protobuf")
     a = ap.parse_args()
     a.only = [x for x in a.only.split(",") if x]
     bad = set(a.only) - {"simulate", "floor", "oneshot", "loop"}
@@ -538,6 +565,10 @@ def main():
         except ValueError:
             ap.error("--sizes: expected NODES:PODS:VMS, got %r" % s)
         sizes.append((n, p, v))
+    a.pbenc, a.pod_encoding = None, "no simulator started"
+    if {"floor", "oneshot", "loop"} & set(a.only):
+        a.pbenc, a.pod_encoding = protobuf_encoder(a)
+        log(a.pod_encoding)
     started = time.monotonic()
     results = []
     for n, p, v in sizes:
@@ -548,7 +579,7 @@ def main():
     print_table(results, a)
     doc = {"binary": os.path.relpath(a.binary, ROOT) if a.binary.startswith(ROOT) else a.binary,
            "repeat": a.repeat, "cycles": a.cycles, "churn": a.churn, "churnRollout": a.churn_rollout,
-           "loopFlags": a.loop_flags, "cpus": os.cpu_count(),
+           "loopFlags": a.loop_flags, "cpus": os.cpu_count(), "podEncoding": a.pod_encoding,
            "seconds": time.monotonic() - started, "sizes": results}
     text = json.dumps(doc, indent=1, sort_keys=True)
     if a.json == "-":
