@@ -1,10 +1,10 @@
 /* doc_pb.c - Kubernetes' protobuf encoding into doc trees; see doc_pb.h.
  *
- * A message is read in two passes over its own bytes: the first reads only tags and lengths
- * (stepping over every value) to count how many of each known field there are, so the map's
- * pairs and each list's items are allocated once at their size; the second builds the values,
- * going down into the messages the schema names. The fields nobody reads are stepped over
- * twice by their length, never looked into. */
+ * One pass over each message: a field the schema names is built (going down into the
+ * messages it names), every other one is stepped over by its length, never looked into. A
+ * map's pairs are allocated at the most its schema can give; a list grows in the item's arena
+ * (doubling), which is reset after every item. Go writes fields in ascending number order,
+ * so the schema (sorted the same way) is looked up from where the last field was found. */
 #include "doc_pb.h"
 
 #include <inttypes.h>
@@ -25,15 +25,46 @@ typedef struct {
   const char *name;
   dserr *err;
   int depth;
-  const char *path[PB_MAX_DEPTH + 1]; /* the fields being read, for messages */
+  const char *path[PB_MAX_DEPTH + 1]; /* the fields being read, for messages; NULL: items[item] */
+  size_t item;
+  char *next, *limit; /* what is left of the chunk taken from a (pb_alloc) */
 } pbr;
+
+/* The chunk pb_alloc carves nodes and strings from */
+#define PB_CHUNK 8192
+
+static void *pb_alloc_chunk(pbr *r, size_t size, size_t align) {
+  if (size > PB_CHUNK / 4)
+    return arena_alloc_uninit(r->a, size, align);
+  r->next = arena_alloc_uninit(r->a, PB_CHUNK, alignof(max_align_t));
+  r->limit = r->next + PB_CHUNK;
+  void *p = r->next;
+  r->next += size;
+  return p;
+}
+
+/* size bytes at alignment align (a power of two) in r->a, not zeroed */
+static inline void *pb_alloc(pbr *r, size_t size, size_t align) {
+  char *p = (char *)(((uintptr_t)r->next + align - 1) & ~(uintptr_t)(align - 1));
+  if (!r->next || size > (size_t)(r->limit - p))
+    return pb_alloc_chunk(r, size, align);
+  r->next = p + size;
+  return p;
+}
+
+/* the arena changes (or is reset): no chunk of the old one is used any more */
+static void pb_use(pbr *r, arena *a) {
+  r->a = a;
+  r->next = r->limit = NULL;
+}
 
 static int fail(pbr *r, const uint8_t *at, const char *fmt, const char *what) {
   char where[512];
   size_t n = 0;
   where[0] = 0;
   for (int i = 0; i < r->depth && n < sizeof where - 1; i++) {
-    int w = snprintf(where + n, sizeof where - n, "%s%s", i ? "." : "", r->path[i]);
+    int w = r->path[i] ? snprintf(where + n, sizeof where - n, "%s%s", i ? "." : "", r->path[i])
+                       : snprintf(where + n, sizeof where - n, "items[%zu]", r->item);
     if (w < 0)
       break;
     n += (size_t)w;
@@ -65,8 +96,9 @@ static inline bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
 }
 
 /* One field's tag and the extent of its value: [*val, *next). false when malformed (*why). */
-static inline bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wire,
-                              const uint8_t **val, const uint8_t **vend, const char **why) {
+static inline __attribute__((always_inline)) bool
+next_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wire, const uint8_t **val,
+           const uint8_t **vend, const char **why) {
   uint64_t tag, len;
   if (!varint(p, end, &tag)) {
     *why = "a field tag is cut off or longer than 10 bytes";
@@ -114,12 +146,18 @@ static inline bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *n
   return true;
 }
 
-static const pb_field *find_field(const pb_msg *s, uint32_t num, size_t *index) {
-  for (size_t i = 0; i < s->n; i++)
-    if (s->fields[i].num == num) {
-      *index = i;
-      return &s->fields[i];
-    }
+/* The schema field numbered num, looked for from *cur on (the schema is in ascending order, as
+ * Go writes the fields), from the start when num is below the field at *cur. */
+static inline const pb_field *find_field(const pb_msg *s, uint32_t num, size_t *cur,
+                                         size_t *index) {
+  size_t j = *cur < s->n && s->fields[*cur].num <= num ? *cur : 0;
+  while (j < s->n && s->fields[j].num < num)
+    j++;
+  *cur = j < s->n ? j : 0;
+  if (j < s->n && s->fields[j].num == num) {
+    *index = j;
+    return &s->fields[j];
+  }
   return NULL;
 }
 
@@ -176,29 +214,49 @@ static bool text_ok(const uint8_t *s, size_t n) {
   return true;
 }
 
-static doc_node *new_node(arena *a, doc_type t) {
-  doc_node *n = arena_alloc_uninit(a, sizeof *n, alignof(doc_node));
-  memset(n, 0, sizeof *n);
-  n->type = t;
+static inline doc_node *new_node(pbr *r, doc_type t) {
+  doc_node *n = pb_alloc(r, sizeof *n, alignof(doc_node));
+  *n = (doc_node){.type = t};
   return n;
 }
 
 static int new_str(pbr *r, const uint8_t *s, const uint8_t *e, doc_node **out) {
   if (!text_ok(s, (size_t)(e - s)))
     return fail(r, s, "%s", "a string is not UTF-8 or holds a NUL byte");
-  doc_node *n = new_node(r->a, DOC_STR);
-  n->text = arena_strndup(r->a, (const char *)s, (size_t)(e - s));
+  doc_node *n = new_node(r, DOC_STR);
+  size_t len = (size_t)(e - s);
+  char *text = pb_alloc(r, len + 1, 1);
+  memcpy(text, s, len);
+  text[len] = 0;
+  n->text = text;
   *out = n;
   return 0;
 }
 
-static doc_node *new_int(arena *a, int64_t v) {
-  doc_node *n = new_node(a, DOC_INT);
+static doc_node *new_int(pbr *r, int64_t v) {
+  doc_node *n = new_node(r, DOC_INT);
   char buf[24];
-  int len = snprintf(buf, sizeof buf, "%" PRId64, v);
-  n->text = arena_strndup(a, buf, (size_t)len);
+  size_t k = sizeof buf;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  buf[--k] = 0;
+  do
+    buf[--k] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (v < 0)
+    buf[--k] = '-';
+  char *text = pb_alloc(r, sizeof buf - k, 1);
+  memcpy(text, buf + k, sizeof buf - k);
+  n->text = text;
   n->v.i = v;
   return n;
+}
+
+static char *put_digits(char *p, int64_t v, int width) {
+  for (int i = width - 1; i >= 0; i--) {
+    p[i] = (char)('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
 }
 
 /* seconds since the epoch as RFC 3339 in UTC, to the second (metav1.Time's JSON) */
@@ -217,55 +275,27 @@ static void format_time(int64_t sec, char out[40]) {
   int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
   int64_t m = mp < 10 ? mp + 3 : mp - 9;
   y += m <= 2;
-  snprintf(out, 40, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02d:%02d:%02dZ", y, m, d,
-           (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+  if (y < 0 || y > 9999) { /* as Go writes them; time_parse_rfc3339 refuses them */
+    snprintf(out, 40, "%" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02d:%02d:%02dZ", y, m, d,
+             (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+    return;
+  }
+  char *p = put_digits(out, y, 4);
+  *p++ = '-';
+  p = put_digits(p, m, 2);
+  *p++ = '-';
+  p = put_digits(p, d, 2);
+  *p++ = 'T';
+  p = put_digits(p, rem / 3600, 2);
+  *p++ = ':';
+  p = put_digits(p, rem / 60 % 60, 2);
+  *p++ = ':';
+  p = put_digits(p, rem % 60, 2);
+  *p++ = 'Z';
+  *p = 0;
 }
 
 static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end, doc_node *map);
-
-/* The count pass: how many of each field s names (into cnt), and an upper bound of the pairs
- * the map gets (inline messages' fields included). */
-static int count_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end,
-                        uint32_t *cnt, size_t *pairs) {
-  if (s->n > PB_MAX_FIELDS)
-    return fail(r, p, "%s", "a schema names too many fields"); /* a programming error */
-  memset(cnt, 0, s->n * sizeof *cnt);
-  *pairs = 0;
-  while (p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
-    size_t i;
-    const pb_field *f = find_field(s, num, &i);
-    if (!f)
-      continue;
-    if (wire != wire_of(f)) {
-      r->path[r->depth++] = f->name ? f->name : s->name;
-      int rc = fail(r, at, "%s", "the wire type is not the field's");
-      r->depth--;
-      return rc;
-    }
-    if (cnt[i]++ && !(f->flags & PB_REPEATED)) {
-      r->path[r->depth++] = f->name ? f->name : s->name;
-      int rc = fail(r, at, "%s", "a field that is no list is written twice");
-      r->depth--;
-      return rc;
-    }
-    if (f->kind == PB_INLINE) {
-      uint32_t sub[PB_MAX_FIELDS];
-      size_t more;
-      if (count_fields(r, f->msg, val, vend, sub, &more) < 0)
-        return -1;
-      *pairs += more;
-    } else if (cnt[i] == 1) {
-      (*pairs)++;
-    }
-  }
-  return 0;
-}
 
 static int read_quantity(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
   const uint8_t *s = NULL, *e = NULL;
@@ -284,7 +314,7 @@ static int read_quantity(pbr *r, const uint8_t *p, const uint8_t *end, doc_node 
     }
   }
   if (!s) {
-    *out = new_node(r->a, DOC_STR);
+    *out = new_node(r, DOC_STR);
     (*out)->text = "0";
     return 0;
   }
@@ -319,7 +349,11 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
     key = kend = end; /* an empty key */
   if (!text_ok(key, (size_t)(kend - key)))
     return fail(r, key, "%s", "a map key is not UTF-8 or holds a NUL byte");
-  pair->key = arena_strndup(r->a, (const char *)key, (size_t)(kend - key));
+  size_t klen = (size_t)(kend - key);
+  char *k = pb_alloc(r, klen + 1, 1);
+  memcpy(k, key, klen);
+  k[klen] = 0;
+  pair->key = k;
   doc_node *value = NULL;
   if (!v)
     v = vend2 = end; /* an absent value is the zero value */
@@ -333,7 +367,7 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
       return -1;
     break;
   case PB_MESSAGE:
-    value = new_node(r->a, DOC_MAP);
+    value = new_node(r, DOC_MAP);
     if (read_msg(r, vf->msg, v, vend2, value) < 0)
       return -1;
     break;
@@ -364,8 +398,9 @@ static int read_time(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **ou
     return 0;
   char text[40];
   format_time((int64_t)sec, text);
-  doc_node *n = new_node(r->a, DOC_STR);
-  n->text = arena_strdup(r->a, text);
+  doc_node *n = new_node(r, DOC_STR);
+  size_t len = strlen(text) + 1;
+  n->text = memcpy(pb_alloc(r, len, 1), text, len);
   *out = n;
   return 0;
 }
@@ -384,7 +419,7 @@ static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8
     varint(&val, vend, &v);
     if (v == 0 && (f->flags & PB_OMITEMPTY))
       return 0;
-    *out = new_int(r->a, (int64_t)v); /* int32's negative values are sign-extended */
+    *out = new_int(r, (int64_t)v); /* int32's negative values are sign-extended */
     return 0;
   }
   case PB_BOOL: {
@@ -392,14 +427,14 @@ static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8
     varint(&val, vend, &v);
     if (v == 0 && (f->flags & PB_OMITEMPTY))
       return 0;
-    doc_node *n = new_node(r->a, DOC_BOOL);
+    doc_node *n = new_node(r, DOC_BOOL);
     n->v.b = v != 0;
     n->text = v ? "true" : "false";
     *out = n;
     return 0;
   }
   case PB_MESSAGE: {
-    doc_node *n = new_node(r->a, DOC_MAP);
+    doc_node *n = new_node(r, DOC_MAP);
     if (read_msg(r, f->msg, val, vend, n) < 0)
       return -1;
     *out = n;
@@ -411,42 +446,77 @@ static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8
   }
 }
 
-/* The fields s names, from [p, end), appended to map's pairs (allocated by the caller with
- * room for them) */
+/* The most pairs a map of s can get: one per field, an inline message's fields instead of it */
+static size_t pairs_bound(const pb_msg *s) {
+  size_t n = s->n;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->fields[i].kind == PB_INLINE)
+      n += pairs_bound(s->fields[i].msg) - 1;
+  return n;
+}
+
+static int field_fail(pbr *r, const pb_field *f, const pb_msg *s, const uint8_t *at,
+                      const char *why) {
+  r->path[r->depth++] = f->name ? f->name : s->name;
+  int rc = fail(r, at, "%s", why);
+  r->depth--;
+  return rc;
+}
+
+/* The fields s names, from [p, end), appended to map's pairs (room for pairs_bound(s)) */
 static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end,
-                       const uint32_t *cnt, doc_node *map) {
+                       doc_node *map) {
+  if (s->n > PB_MAX_FIELDS)
+    return fail(r, p, "%s", "a schema names too many fields"); /* a programming error */
   doc_node *lists[PB_MAX_FIELDS];
-  memset(lists, 0, s->n * sizeof *lists);
+  size_t caps[PB_MAX_FIELDS];
+  uint32_t seen = 0; /* fields met: a second one is refused, a list is made at the first */
+  size_t cur = 0;
   while (p < end) {
-    const uint8_t *val = p, *vend = p;
+    const uint8_t *at = p, *val = p, *vend = p;
     uint32_t num = 0;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why)) /* count_fields read them */
-      return fail(r, val, "%s", why);
+    int wire = 0;
+    const char *why = NULL;
+    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+      return fail(r, at, "%s", why);
     size_t i;
-    const pb_field *f = find_field(s, num, &i);
+    const pb_field *f = find_field(s, num, &cur, &i);
     if (!f)
       continue;
+    if (wire != wire_of(f))
+      return field_fail(r, f, s, at, "the wire type is not the field's");
+    uint32_t bit = 1u << i;
+    if ((seen & bit) && !(f->flags & PB_REPEATED))
+      return field_fail(r, f, s, at, "a field that is no list is written twice");
     if (f->kind == PB_INLINE) {
-      uint32_t sub[PB_MAX_FIELDS];
-      size_t unused;
-      if (count_fields(r, f->msg, val, vend, sub, &unused) < 0 ||
-          fill_fields(r, f->msg, val, vend, sub, map) < 0)
+      seen |= bit;
+      if (fill_fields(r, f->msg, val, vend, map) < 0)
         return -1;
       continue;
     }
     r->path[r->depth++] = f->name;
     int rc = 0;
     if (f->flags & PB_REPEATED) {
+      if (!(seen & bit)) {
+        lists[i] = new_node(r, f->kind == PB_MAP ? DOC_MAP : DOC_SEQ);
+        caps[i] = 0;
+        map->pairs[map->n++] = (doc_pair){f->name, lists[i]};
+      }
       doc_node *list = lists[i];
-      if (!list) {
-        list = lists[i] = new_node(r->a, f->kind == PB_MAP ? DOC_MAP : DOC_SEQ);
-        if (f->kind == PB_MAP)
-          list->pairs = arena_alloc_uninit(r->a, cnt[i] * sizeof(doc_pair), alignof(doc_pair));
-        else
-          list->items = arena_alloc_uninit(r->a, cnt[i] * sizeof(doc_node *), alignof(doc_node *));
-        map->pairs[map->n++] = (doc_pair){f->name, list};
+      if (list->n == caps[i]) { /* lists are short: 4, 8, ... in the item's arena */
+        size_t ncap = caps[i] ? 2 * caps[i] : 4;
+        if (f->kind == PB_MAP) {
+          doc_pair *grown = pb_alloc(r, ncap * sizeof *grown, alignof(doc_pair));
+          if (list->n)
+            memcpy(grown, list->pairs, list->n * sizeof *grown);
+          list->pairs = grown;
+        } else {
+          doc_node **grown = pb_alloc(r, ncap * sizeof *grown, alignof(doc_node *));
+          if (list->n)
+            memcpy(grown, list->items, list->n * sizeof *grown);
+          list->items = grown;
+        }
+        caps[i] = ncap;
       }
       if (f->kind == PB_MAP) {
         rc = read_entry(r, f->msg, val, vend, &list->pairs[list->n]);
@@ -455,7 +525,7 @@ static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t 
         doc_node *item;
         rc = read_value(r, f, val, vend, &item);
         if (rc == 0) /* a zero Time in a list is JSON's null there */
-          list->items[list->n++] = item ? item : new_node(r->a, DOC_NULL);
+          list->items[list->n++] = item ? item : new_node(r, DOC_NULL);
       }
     } else {
       doc_node *v;
@@ -463,6 +533,7 @@ static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t 
       if (rc == 0 && v)
         map->pairs[map->n++] = (doc_pair){f->name, v};
     }
+    seen |= bit;
     r->depth--;
     if (rc < 0)
       return -1;
@@ -473,20 +544,17 @@ static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t 
 static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end, doc_node *map) {
   if (r->depth >= PB_MAX_DEPTH)
     return fail(r, p, "%s", "messages nested too deep");
-  uint32_t cnt[PB_MAX_FIELDS];
-  size_t pairs;
-  if (count_fields(r, s, p, end, cnt, &pairs) < 0)
-    return -1;
+  size_t bound = pairs_bound(s);
   map->type = DOC_MAP;
   map->n = 0;
-  map->pairs = pairs ? arena_alloc_uninit(r->a, pairs * sizeof(doc_pair), alignof(doc_pair)) : NULL;
-  return fill_fields(r, s, p, end, cnt, map);
+  map->pairs = bound ? pb_alloc(r, bound * sizeof(doc_pair), alignof(doc_pair)) : NULL;
+  return fill_fields(r, s, p, end, map);
 }
 
 int docpb_parse(arena *a, const char *name, const pb_msg *schema, const uint8_t *buf, size_t len,
                 doc_node **out, dserr *err) {
   pbr r = {.a = a, .base = buf, .name = name, .err = err};
-  doc_node *map = new_node(a, DOC_MAP);
+  doc_node *map = new_node(&r, DOC_MAP);
   if (read_msg(&r, schema, buf, buf + len, map) < 0)
     return -1;
   *out = map;
@@ -530,7 +598,7 @@ static int open_envelope(pbr *r, const uint8_t *buf, size_t len, const uint8_t *
     if (num >= 1 && num <= 4 && wire != WIRE_LEN)
       return fail(r, at, "%s", "a field of the runtime.Unknown envelope has another wire type");
     if (num == 1) {
-      doc_node *m = new_node(r->a, DOC_MAP);
+      doc_node *m = new_node(r, DOC_MAP);
       if (read_msg(r, &type_meta, val, vend, m) < 0)
         return -1;
       *tm = m;
@@ -582,17 +650,16 @@ int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const ch
       break;
     }
     if (num == 1) {
-      r.a = ha;
+      pb_use(&r, ha);
       r.path[r.depth++] = "metadata";
-      meta = new_node(ha, DOC_MAP);
+      meta = new_node(&r, DOC_MAP);
       rc = read_msg(&r, &list_meta, val, vend, meta);
       r.depth--;
     } else if (num == 2) {
-      char slot[32];
-      snprintf(slot, sizeof slot, "items[%zu]", *count);
-      r.a = items;
-      r.path[r.depth++] = slot;
-      doc_node *item = new_node(items, DOC_MAP);
+      pb_use(&r, items); /* reset after the last item */
+      r.item = *count;
+      r.path[r.depth++] = NULL; /* items[r.item] in a message */
+      doc_node *item = new_node(&r, DOC_MAP);
       rc = read_msg(&r, item_schema, val, vend, item);
       r.depth--;
       if (rc == 0) {
@@ -604,11 +671,12 @@ int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const ch
   }
   arena_free(items);
   if (rc == 0 && header && hdr_arena) {
-    doc_node *h = new_node(ha, DOC_MAP);
-    h->pairs = arena_alloc(ha, 2 * sizeof(doc_pair));
+    pb_use(&r, ha);
+    doc_node *h = new_node(&r, DOC_MAP);
+    h->pairs = pb_alloc(&r, 2 * sizeof(doc_pair), alignof(doc_pair));
     if (got)
       h->pairs[h->n++] = (doc_pair){"kind", doc_get(tm, "kind")};
-    h->pairs[h->n++] = (doc_pair){"metadata", meta ? meta : new_node(ha, DOC_MAP)};
+    h->pairs[h->n++] = (doc_pair){"metadata", meta ? meta : new_node(&r, DOC_MAP)};
     *header = h;
   }
   arena_free(scratch);
@@ -631,7 +699,7 @@ int docpb_list_continue(arena *a, const uint8_t *buf, size_t len, const char **t
     if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
       return -1;
     if (num == 1 && wire == WIRE_LEN) {
-      doc_node *meta = new_node(a, DOC_MAP);
+      doc_node *meta = new_node(&r, DOC_MAP);
       if (read_msg(&r, &list_meta, val, vend, meta) < 0)
         return -1;
       *token = doc_str(doc_get(meta, "continue"));
