@@ -1,7 +1,7 @@
 /* test_doc_pb.c - kube-apiserver's protobuf encoding read into doc trees (src/util/doc_pb.h)
  * with the Pod schema (src/decode/pbschema.c):
- *  - a PodList page marshalled by k8s.io/api (tests/data/unit/pb/, made by make-pages.sh)
- *    gives the trees and the pods the same page gives in JSON;
+ *  - the PodList page kube-apiserver's serializer writes for tests/data/unit/pb/pods.json
+ *    (pods.pb, made by make-pages.sh) gives the trees and the pods pods.json gives;
  *  - every pod of the conformance vectors and the examples decodes the same from its whole
  *    JSON and from its JSON cut down to the schema: the schema names every field the pod
  *    decoder reads;
