@@ -165,53 +165,80 @@ static int wire_of(const pb_field *f) {
   return f->kind == PB_INT || f->kind == PB_BOOL ? WIRE_VARINT : WIRE_LEN;
 }
 
-/* strict UTF-8 without NUL bytes (what the JSON reader accepts) */
-static bool text_ok(const uint8_t *s, size_t n) {
+/* Length of the UTF-8 sequence at s[0] (of n > 0 bytes), 0 when it is not one (Go's rules: no
+ * overlong forms, no surrogates, nothing above U+10FFFF) */
+static size_t utf8_seq(const uint8_t *s, size_t n) {
+  unsigned c = s[0];
+  if (c < 0x80)
+    return 1;
+  size_t k;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF)
+    k = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    k = 3;
+    if (c == 0xE0)
+      lo = 0xA0;
+    else if (c == 0xED)
+      hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    k = 4;
+    if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F;
+  } else
+    return 0;
+  if (n < k || s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t j = 2; j < k; j++)
+    if ((s[j] & 0xC0) != 0x80)
+      return 0;
+  return k;
+}
+
+/* The bytes as the C string the JSON page would give: kube-apiserver's JSON writes each byte
+ * that is not part of valid UTF-8 as U+FFFD (Go's encoding/json), so the same is done here; a
+ * NUL byte ends the string for every reader of the tree, as a \u0000 in JSON does. */
+static const char *copy_text(pbr *r, const uint8_t *s, size_t n) {
   size_t i = 0;
   while (i < n) {
     if (i + 8 <= n) {
       uint64_t w;
       memcpy(&w, s + i, 8);
-      /* no byte >= 0x80 and no zero byte among the eight: all plain */
-      if (!(w & 0x8080808080808080ull) &&
-          !((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull)) {
+      if (!(w & 0x8080808080808080ull)) { /* eight ASCII bytes */
         i += 8;
         continue;
       }
     }
-    unsigned c = s[i];
-    if (c == 0)
-      return false;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    size_t k;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-      k = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      k = 3;
-      if (c == 0xE0)
-        lo = 0xA0;
-      else if (c == 0xED)
-        hi = 0x9F; /* no encoded surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      k = 4;
-      if (c == 0xF0)
-        lo = 0x90;
-      else if (c == 0xF4)
-        hi = 0x8F;
-    } else
-      return false;
-    if (n - i < k || s[i + 1] < lo || s[i + 1] > hi)
-      return false;
-    for (size_t j = 2; j < k; j++)
-      if ((s[i + j] & 0xC0) != 0x80)
-        return false;
+    size_t k = utf8_seq(s + i, n - i);
+    if (!k)
+      break;
     i += k;
   }
-  return true;
+  if (i == n) {
+    char *t = pb_alloc(r, n + 1, 1);
+    memcpy(t, s, n);
+    t[n] = 0;
+    return t;
+  }
+  char *t = pb_alloc(r, 3 * n + 1, 1), *o = t;
+  memcpy(o, s, i);
+  o += i;
+  while (i < n) {
+    size_t k = utf8_seq(s + i, n - i);
+    if (k) {
+      memcpy(o, s + i, k);
+      o += k;
+      i += k;
+    } else {
+      memcpy(o, "\xEF\xBF\xBD", 3);
+      o += 3;
+      i++;
+    }
+  }
+  *o = 0;
+  return t;
 }
 
 static inline doc_node *new_node(pbr *r, doc_type t) {
@@ -221,14 +248,8 @@ static inline doc_node *new_node(pbr *r, doc_type t) {
 }
 
 static int new_str(pbr *r, const uint8_t *s, const uint8_t *e, doc_node **out) {
-  if (!text_ok(s, (size_t)(e - s)))
-    return fail(r, s, "%s", "a string is not UTF-8 or holds a NUL byte");
   doc_node *n = new_node(r, DOC_STR);
-  size_t len = (size_t)(e - s);
-  char *text = pb_alloc(r, len + 1, 1);
-  memcpy(text, s, len);
-  text[len] = 0;
-  n->text = text;
+  n->text = copy_text(r, s, (size_t)(e - s));
   *out = n;
   return 0;
 }
@@ -347,13 +368,7 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
   }
   if (!key)
     key = kend = end; /* an empty key */
-  if (!text_ok(key, (size_t)(kend - key)))
-    return fail(r, key, "%s", "a map key is not UTF-8 or holds a NUL byte");
-  size_t klen = (size_t)(kend - key);
-  char *k = pb_alloc(r, klen + 1, 1);
-  memcpy(k, key, klen);
-  k[klen] = 0;
-  pair->key = k;
+  pair->key = copy_text(r, key, (size_t)(kend - key));
   doc_node *value = NULL;
   if (!v)
     v = vend2 = end; /* an absent value is the zero value */

@@ -22,9 +22,10 @@
  *  - resource.Quantity is a message holding its canonical string, the string JSON writes.
  *  - a map<K,V> is a repeated entry message {key = 1, value = 2}; Go writes the keys sorted,
  *    as JSON does.
- * A string must be UTF-8 without NUL bytes; anything malformed (a length past its message,
- * a varint of more than 10 bytes, a wire type a schema field cannot have, groups) fails the
- * read with the byte offset, never a crash. */
+ *  - a string's bytes that are not UTF-8 are each U+FFFD, as Go's JSON encoder writes them.
+ * Anything malformed (a length past its message, a varint of more than 10 bytes, a wire type a
+ * schema field cannot have, a field that is no list written twice, groups) fails the read
+ * with the byte offset and the field, never a crash. */
 #ifndef DS_DOC_PB_H
 #define DS_DOC_PB_H
 

@@ -7,7 +7,8 @@
  *    decoder reads;
  *  - a page cut at any byte, or with any byte changed, is read or refused, never a crash,
  *    and a page read whole is never short of items;
- *  - malformed messages are refused with the byte offset and the field;
+ *  - malformed messages are refused with the byte offset and the field; strings read as the
+ *    JSON page gives them (bytes that are not UTF-8 as U+FFFD);
  *  - times are written as RFC 3339 the way util/timeutil writes them. */
 #include "support/pbcompare.h"
 #include "support/support.h"
@@ -301,16 +302,6 @@ static void test_malformed(void **state) {
   page = page_with_spec(&bad);
   assert_page_refused(&page, "spec.nodeName: a field that is no list is written twice");
 
-  /* not UTF-8, a NUL byte */
-  bad.n = 0;
-  put_bytes(&bad, 10, "a\xff", 2);
-  page = page_with_spec(&bad);
-  assert_page_refused(&page, "a string is not UTF-8 or holds a NUL byte");
-  bad.n = 0;
-  put_bytes(&bad, 10, "a\0b", 3);
-  page = page_with_spec(&bad);
-  assert_page_refused(&page, "a string is not UTF-8 or holds a NUL byte");
-
   /* a group, an 11-byte varint, a length past the end, in a field nobody reads */
   bad.n = 0;
   put_varint(&bad, 99 << 3 | 3);
@@ -381,6 +372,45 @@ static void test_values(void **state) {
   arena_free(a);
 }
 
+/* Bytes that are not UTF-8 become U+FFFD each, as kube-apiserver's JSON writes them; a NUL
+ * ends the string as JSON's \u0000 does for every reader of the tree. */
+static void test_strings_as_json_gives_them(void **state) {
+  (void)state;
+  static const struct {
+    const char *bytes;
+    size_t n;
+    const char *want;
+  } cases[] = {
+      {"plain ascii, more than eight bytes", 34, "plain ascii, more than eight bytes"},
+      {"v\xc3\xa4lue \xe2\x9c\x93", 10, "v\xc3\xa4lue \xe2\x9c\x93"},
+      {"a\xff", 2, "a\xef\xbf\xbd"},
+      {"\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd"},                 /* cut short: each byte */
+      {"\xc0\x80x", 3, "\xef\xbf\xbd\xef\xbf\xbdx"},               /* overlong */
+      {"\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* a surrogate */
+      {"12345678\xf4\x90\x80\x80", 12,
+       "12345678\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* above U+10FFFF */
+      {"a\0b", 3, "a"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    buf spec = {0}, pod = {0}, md = {0};
+    put_bytes(&spec, 10, cases[i].bytes, cases[i].n);
+    put_str(&md, 1, "p");
+    put_bytes(&md, 11, "", 0); /* a label entry with neither key nor value */
+    put_bytes(&pod, 1, md.b, md.n);
+    put_bytes(&pod, 2, spec.b, spec.n);
+    arena *a = arena_new(4096);
+    doc_node *tree;
+    dserr err;
+    assert_int_equal(docpb_parse(a, "pod", &decode_pod_pb, pod.b, pod.n, &tree, &err), 0);
+    assert_string_equal(doc_str(doc_path(tree, "spec", "nodeName", NULL)), cases[i].want);
+    const doc_node *labels = doc_path(tree, "metadata", "labels", NULL);
+    assert_int_equal(labels->n, 1);
+    assert_string_equal(labels->pairs[0].key, "");
+    assert_string_equal(doc_str(labels->pairs[0].value), "");
+    arena_free(a);
+  }
+}
+
 /* Time {seconds, nanos} as RFC 3339 to the second, as util/timeutil writes it */
 static void test_times(void **state) {
   (void)state;
@@ -434,6 +464,7 @@ int main(void) {
       cmocka_unit_test(test_schema_covers_decoder),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_values),
+      cmocka_unit_test(test_strings_as_json_gives_them),
       cmocka_unit_test(test_times),
   };
   return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
