@@ -240,9 +240,12 @@ def page_urls(sim):
     return urls
 
 
-def floor(sim, urls):
-    """Wall seconds and bytes of curl fetching urls over one connection."""
+def floor(sim, urls, protobuf):
+    """Wall seconds and bytes of curl fetching urls over one connection, with the Accept header
+    the descheduler sends for pods when the simulator serves protobuf (other kinds stay JSON)."""
     cmd = ["curl", "-s", "-w", "%{size_download}\n"]
+    if protobuf:
+        cmd += ["-H", "Accept: application/vnd.kubernetes.protobuf,application/json"]
     for u in urls:
         cmd += ["-o", "/dev/null", u]
     t = time.monotonic()
@@ -423,7 +426,7 @@ def bench_size(a, n, p, v):
         try:
             if "floor" in a.only:
                 urls = page_urls(sim)
-                runs = [floor(sim, urls) for _ in range(a.repeat)]
+                runs = [floor(sim, urls, bool(a.pbenc)) for _ in range(a.repeat)]
                 res["floor"] = {"curl": summary([r[0] for r in runs]), "pages": len(urls), "bytes": runs[0][1]}
             oneshot_wall = None
             if "oneshot" in a.only:
@@ -484,7 +487,8 @@ def print_table(results, a):
                     fmt(s["rss"], digits=0), fmt(s["decode"]), fmt(s["decide"]), s["planned"]["median"],
                     per_pod_text(s)))
     if "oneshot" in a.only or "floor" in a.only:
-        w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages, JSON)\n")
+        w("\n(b) one live cycle against tests/apisim (floor: curl of the same LIST pages, pods in %s)\n"
+          % ("protobuf" if a.pbenc else "JSON"))
         w("%s\n" % a.pod_encoding)
         w("%-10s %13s %13s %13s %13s %13s %13s %13s %13s %13s %6s %6s %11s %6s\n" % (
             "size", "wall", "cpu", "peak RSS", "list", "fetch", "decode", "decide", "evict", "server evict", "LISTs",
