@@ -46,26 +46,6 @@ static void print_result(const verify_result *r) {
     printf("%-13s %-11s %s\n", r->c[i].name, verify_status_name(r->c[i].status), r->c[i].detail);
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  strbuf sb = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sb_appendn(&sb, buf, n);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    sb_free(&sb);
-    return NULL;
-  }
-  *len = sb.len;
-  sb_appendc(&sb, 0);
-  return sb_detach(&sb);
-}
-
 static void print_pairing(const char *log_path, const verify_target *t, const verify_result *r) {
   const verify_migration *m = r->migration;
   if (!m || !m->has_created) {
@@ -73,7 +53,7 @@ static void print_pairing(const char *log_path, const verify_target *t, const ve
     return;
   }
   size_t len = 0;
-  char *text = read_file(log_path, &len);
+  char *text = read_file_text(log_path, &len);
   if (!text) {
     printf("log: %s can no longer be read\n", log_path);
     return;

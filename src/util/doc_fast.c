@@ -9,6 +9,8 @@
  * alone fills it). */
 #include "doc_fast.h"
 
+#include "utf8.h"
+
 #include "xalloc.h"
 
 #include <stdalign.h>
@@ -126,7 +128,7 @@ typedef struct skip_node {
   unsigned char k0;        /* key[0] */
   uint64_t kid_bits;       /* a bit per kid at skip_slot(key): a key whose bit is clear is none */
   unsigned char first[64]; /* at a bit: 1 + the first kid there (kids before it are not) */
-  bool skip; /* leave this value out */
+  bool skip;               /* leave this value out */
   struct skip_node *kids;
   size_t nkids;
 } skip_node;
@@ -274,38 +276,6 @@ static inline doc_node *new_node(rd *r, doc_type t) {
   return n;
 }
 
-/* Length of the strict UTF-8 sequence at p (its lead byte >= 0x80): 0 = invalid (or one
- * yajl might read otherwise), -1 = cut by the end of the window. */
-static int utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  int n;
-  unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0)
-      lo = 0xA0;
-    else if (c == 0xED)
-      hi = 0x9F; /* no encoded surrogates */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0)
-      lo = 0x90;
-    else if (c == 0xF4)
-      hi = 0x8F;
-  } else
-    return 0;
-  if (end - p < n)
-    return -1;
-  if (p[1] < lo || p[1] > hi)
-    return 0;
-  for (int i = 2; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80)
-      return 0;
-  return n;
-}
-
 static int hex4(const unsigned char *p, unsigned *out) {
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
@@ -347,7 +317,7 @@ static __attribute__((noinline)) int read_string_slow(rd *r, const char **out) {
     if (c == '"')
       break;
     if (c >= 0x80) {
-      int k = utf8_len(p, end);
+      int k = utf8_seq_len(p, end);
       if (k == 0)
         return DOCF_REFUSED;
       if (k < 0)

@@ -7,6 +7,8 @@
  * so the schema (sorted the same way) is looked up from where the last field was found. */
 #include "doc_pb.h"
 
+#include "utf8.h"
+
 #include <inttypes.h>
 #include <stdalign.h>
 #include <stdio.h>
@@ -95,55 +97,70 @@ static inline bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
   return false;
 }
 
-/* One field's tag and the extent of its value: [*val, *next). false when malformed (*why). */
-static inline __attribute__((always_inline)) bool
-next_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wire, const uint8_t **val,
-           const uint8_t **vend, const char **why) {
+/* A field as read from the wire: where it starts, its number and wire type, its value's extent
+ * (a length-delimited value without its length) */
+typedef struct {
+  const uint8_t *at, *val, *vend;
+  uint32_t num;
+  int wire;
+} pbfield;
+
+static int fail(pbr *r, const uint8_t *at, const char *fmt, const char *what);
+
+/* The field at *p (before end) into w, *p moved past it. false when it is malformed: the read
+ * has failed with the byte offset and why. */
+static inline __attribute__((always_inline)) bool next_field(pbr *r, const uint8_t **p,
+                                                             const uint8_t *end, pbfield *w) {
   uint64_t tag, len;
+  const char *why;
+  w->at = *p;
   if (!varint(p, end, &tag)) {
-    *why = "a field tag is cut off or longer than 10 bytes";
-    return false;
+    why = "a field tag is cut off or longer than 10 bytes";
+    goto bad;
   }
-  *wire = (int)(tag & 7);
+  w->wire = (int)(tag & 7);
   if (tag >> 3 == 0 || tag >> 3 > UINT32_MAX >> 3) {
-    *why = "a field number out of range";
-    return false;
+    why = "a field number out of range";
+    goto bad;
   }
-  *num = (uint32_t)(tag >> 3);
-  *val = *p;
-  switch (*wire) {
+  w->num = (uint32_t)(tag >> 3);
+  w->val = *p;
+  switch (w->wire) {
   case WIRE_VARINT:
     if (!varint(p, end, &len)) {
-      *why = "a varint is cut off or longer than 10 bytes";
-      return false;
+      why = "a varint is cut off or longer than 10 bytes";
+      goto bad;
     }
     break;
   case WIRE_I64:
   case WIRE_I32: {
-    size_t w = *wire == WIRE_I64 ? 8 : 4;
-    if ((size_t)(end - *p) < w) {
-      *why = "a fixed-size value is cut off";
-      return false;
+    size_t n = w->wire == WIRE_I64 ? 8 : 4;
+    if ((size_t)(end - *p) < n) {
+      why = "a fixed-size value is cut off";
+      goto bad;
     }
-    *p += w;
+    *p += n;
     break;
   }
   case WIRE_LEN:
     if (!varint(p, end, &len)) {
-      *why = "a length is cut off or longer than 10 bytes";
-      return false;
+      why = "a length is cut off or longer than 10 bytes";
+      goto bad;
     }
     if (len > (uint64_t)(end - *p)) {
-      *why = "a length runs past the end of its message";
-      return false;
+      why = "a length runs past the end of its message";
+      goto bad;
     }
-    *val = *p;
+    w->val = *p;
     *p += len;
     break;
-  default: *why = "a group or an unknown wire type (3, 4, 6 or 7)"; return false;
+  default: why = "a group or an unknown wire type (3, 4, 6 or 7)"; goto bad;
   }
-  *vend = *p;
+  w->vend = *p;
   return true;
+bad:
+  fail(r, w->at, "%s", why);
+  return false;
 }
 
 /* The schema field numbered num, looked for from *cur on (the schema is in ascending order, as
@@ -165,36 +182,12 @@ static int wire_of(const pb_field *f) {
   return f->kind == PB_INT || f->kind == PB_BOOL ? WIRE_VARINT : WIRE_LEN;
 }
 
-/* Length of the UTF-8 sequence at s[0] (of n > 0 bytes), 0 when it is not one (Go's rules: no
- * overlong forms, no surrogates, nothing above U+10FFFF) */
-static size_t utf8_seq(const uint8_t *s, size_t n) {
-  unsigned c = s[0];
-  if (c < 0x80)
+/* Length of the UTF-8 sequence at s[0] (of n > 0 bytes), 0 when it is not a valid one */
+static inline size_t utf8_seq(const uint8_t *s, size_t n) {
+  if (s[0] < 0x80)
     return 1;
-  size_t k;
-  unsigned lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF)
-    k = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    k = 3;
-    if (c == 0xE0)
-      lo = 0xA0;
-    else if (c == 0xED)
-      hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    k = 4;
-    if (c == 0xF0)
-      lo = 0x90;
-    else if (c == 0xF4)
-      hi = 0x8F;
-  } else
-    return 0;
-  if (n < k || s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t j = 2; j < k; j++)
-    if ((s[j] & 0xC0) != 0x80)
-      return 0;
-  return k;
+  int k = utf8_seq_len(s, s + n);
+  return k > 0 ? (size_t)k : 0;
 }
 
 /* The bytes as the C string the JSON page would give: kube-apiserver's JSON writes each byte
@@ -320,18 +313,15 @@ static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *en
 
 static int read_quantity(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
   const uint8_t *s = NULL, *e = NULL;
+  pbfield w;
   while (p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
-    if (num == 1) {
-      if (wire != WIRE_LEN)
-        return fail(r, at, "%s", "a quantity's string has another wire type");
-      s = val;
-      e = vend;
+    if (!next_field(r, &p, end, &w))
+      return -1;
+    if (w.num == 1) {
+      if (w.wire != WIRE_LEN)
+        return fail(r, w.at, "%s", "a quantity's string has another wire type");
+      s = w.val;
+      e = w.vend;
     }
   }
   if (!s) {
@@ -347,22 +337,19 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
                       doc_pair *pair) {
   const pb_field *vf = &entry->fields[1];
   const uint8_t *key = NULL, *kend = NULL, *v = NULL, *vend2 = NULL;
+  pbfield w;
   while (p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
-    if (num == 1 || num == 2) {
-      if (wire != WIRE_LEN && !(num == 2 && wire == wire_of(vf)))
-        return fail(r, at, "%s", "the wire type of a map entry is not its field's");
-      if (num == 1) {
-        key = val;
-        kend = vend;
+    if (!next_field(r, &p, end, &w))
+      return -1;
+    if (w.num == 1 || w.num == 2) {
+      if (w.wire != WIRE_LEN && !(w.num == 2 && w.wire == wire_of(vf)))
+        return fail(r, w.at, "%s", "the wire type of a map entry is not its field's");
+      if (w.num == 1) {
+        key = w.val;
+        kend = w.vend;
       } else {
-        v = val;
-        vend2 = vend;
+        v = w.val;
+        vend2 = w.vend;
       }
     }
   }
@@ -396,17 +383,15 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
 static int read_time(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
   uint64_t sec = 0;
   bool any = p < end;
+  pbfield w;
   while (p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
-    if ((num == 1 || num == 2) && wire != WIRE_VARINT)
-      return fail(r, at, "%s", "a time's seconds or nanos have another wire type");
-    if (num == 1)
-      varint(&val, vend, &sec);
+    if (!next_field(r, &p, end, &w))
+      return -1;
+    if ((w.num == 1 || w.num == 2) && w.wire != WIRE_VARINT)
+      return fail(r, w.at, "%s", "a time's seconds or nanos have another wire type");
+    const uint8_t *q = w.val;
+    if (w.num == 1)
+      varint(&q, w.vend, &sec);
   }
   *out = NULL;
   if (!any)
@@ -487,25 +472,22 @@ static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t 
   size_t caps[PB_MAX_FIELDS];
   uint32_t seen = 0; /* fields met: a second one is refused, a list is made at the first */
   size_t cur = 0;
+  pbfield w;
   while (p < end) {
-    const uint8_t *at = p, *val = p, *vend = p;
-    uint32_t num = 0;
-    int wire = 0;
-    const char *why = NULL;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
+    if (!next_field(r, &p, end, &w))
+      return -1;
     size_t i;
-    const pb_field *f = find_field(s, num, &cur, &i);
+    const pb_field *f = find_field(s, w.num, &cur, &i);
     if (!f)
       continue;
-    if (wire != wire_of(f))
-      return field_fail(r, f, s, at, "the wire type is not the field's");
+    if (w.wire != wire_of(f))
+      return field_fail(r, f, s, w.at, "the wire type is not the field's");
     uint32_t bit = 1u << i;
     if ((seen & bit) && !(f->flags & PB_REPEATED))
-      return field_fail(r, f, s, at, "a field that is no list is written twice");
+      return field_fail(r, f, s, w.at, "a field that is no list is written twice");
     if (f->kind == PB_INLINE) {
       seen |= bit;
-      if (fill_fields(r, f->msg, val, vend, map) < 0)
+      if (fill_fields(r, f->msg, w.val, w.vend, map) < 0)
         return -1;
       continue;
     }
@@ -534,17 +516,17 @@ static int fill_fields(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t 
         caps[i] = ncap;
       }
       if (f->kind == PB_MAP) {
-        rc = read_entry(r, f->msg, val, vend, &list->pairs[list->n]);
+        rc = read_entry(r, f->msg, w.val, w.vend, &list->pairs[list->n]);
         list->n += rc == 0;
       } else {
         doc_node *item;
-        rc = read_value(r, f, val, vend, &item);
+        rc = read_value(r, f, w.val, w.vend, &item);
         if (rc == 0) /* a zero Time in a list is JSON's null there */
           list->items[list->n++] = item ? item : new_node(r, DOC_NULL);
       }
     } else {
       doc_node *v;
-      rc = read_value(r, f, val, vend, &v);
+      rc = read_value(r, f, w.val, w.vend, &v);
       if (rc == 0 && v)
         map->pairs[map->n++] = (doc_pair){f->name, v};
     }
@@ -603,27 +585,24 @@ static int open_envelope(pbr *r, const uint8_t *buf, size_t len, const uint8_t *
   if (len < 4 || memcmp(buf, "k8s\0", 4) != 0)
     return fail(r, buf, "%s", "the body does not start with the protobuf magic \"k8s\\0\"");
   const uint8_t *p = buf + 4, *end = buf + len;
+  pbfield w;
   while (p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
-      return fail(r, at, "%s", why);
-    if (num >= 1 && num <= 4 && wire != WIRE_LEN)
-      return fail(r, at, "%s", "a field of the runtime.Unknown envelope has another wire type");
-    if (num == 1) {
+    if (!next_field(r, &p, end, &w))
+      return -1;
+    if (w.num >= 1 && w.num <= 4 && w.wire != WIRE_LEN)
+      return fail(r, w.at, "%s", "a field of the runtime.Unknown envelope has another wire type");
+    if (w.num == 1) {
       doc_node *m = new_node(r, DOC_MAP);
-      if (read_msg(r, &type_meta, val, vend, m) < 0)
+      if (read_msg(r, &type_meta, w.val, w.vend, m) < 0)
         return -1;
       *tm = m;
-    } else if (num == 2) {
-      *raw = val;
-      *raw_end = vend;
-    } else if (num == 3 && vend > val) {
+    } else if (w.num == 2) {
+      *raw = w.val;
+      *raw_end = w.vend;
+    } else if (w.num == 3 && w.vend > w.val) {
       char enc[64];
-      snprintf(enc, sizeof enc, "%.*s", (int)(vend - val), (const char *)val);
-      return fail(r, at, "the content encoding \"%s\" is not read (only none)", enc);
+      snprintf(enc, sizeof enc, "%.*s", (int)(w.vend - w.val), (const char *)w.val);
+      return fail(r, w.at, "the content encoding \"%s\" is not read (only none)", enc);
     }
   }
   if (!*raw)
@@ -651,31 +630,28 @@ int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const ch
   }
   doc_node *meta = NULL;
   arena *items = rc == 0 ? arena_new(64 * 1024) : NULL;
+  pbfield w;
   while (rc == 0 && p < end) {
-    const uint8_t *at = p, *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why)) {
-      rc = fail(&r, at, "%s", why);
+    if (!next_field(&r, &p, end, &w)) {
+      rc = -1;
       break;
     }
-    if ((num == 1 || num == 2) && wire != WIRE_LEN) {
-      rc = fail(&r, at, "%s", "the list's metadata or items have another wire type");
+    if ((w.num == 1 || w.num == 2) && w.wire != WIRE_LEN) {
+      rc = fail(&r, w.at, "%s", "the list's metadata or items have another wire type");
       break;
     }
-    if (num == 1) {
+    if (w.num == 1) {
       pb_use(&r, ha);
       r.path[r.depth++] = "metadata";
       meta = new_node(&r, DOC_MAP);
-      rc = read_msg(&r, &list_meta, val, vend, meta);
+      rc = read_msg(&r, &list_meta, w.val, w.vend, meta);
       r.depth--;
-    } else if (num == 2) {
+    } else if (w.num == 2) {
       pb_use(&r, items); /* reset after the last item */
       r.item = *count;
       r.path[r.depth++] = NULL; /* items[r.item] in a message */
       doc_node *item = new_node(&r, DOC_MAP);
-      rc = read_msg(&r, item_schema, val, vend, item);
+      rc = read_msg(&r, item_schema, w.val, w.vend, item);
       r.depth--;
       if (rc == 0) {
         (*count)++;
@@ -706,16 +682,13 @@ int docpb_list_continue(arena *a, const uint8_t *buf, size_t len, const char **t
   *token = NULL;
   if (open_envelope(&r, buf, len, &p, &end, &tm) < 0)
     return -1;
+  pbfield w;
   while (p < end) {
-    const uint8_t *val, *vend;
-    uint32_t num;
-    int wire;
-    const char *why;
-    if (!next_field(&p, end, &num, &wire, &val, &vend, &why))
+    if (!next_field(&r, &p, end, &w))
       return -1;
-    if (num == 1 && wire == WIRE_LEN) {
+    if (w.num == 1 && w.wire == WIRE_LEN) {
       doc_node *meta = new_node(&r, DOC_MAP);
-      if (read_msg(&r, &list_meta, val, vend, meta) < 0)
+      if (read_msg(&r, &list_meta, w.val, w.vend, meta) < 0)
         return -1;
       *token = doc_str(doc_get(meta, "continue"));
       return 0;

@@ -1,6 +1,7 @@
 /* strbuf.c - growable string buffer; see strbuf.h. */
 #include "strbuf.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,7 +32,9 @@ void sb_appendn(strbuf *sb, const char *s, size_t n) {
   sb->buf[sb->len] = 0;
 }
 
-void sb_append(strbuf *sb, const char *s) { sb_appendn(sb, s, strlen(s)); }
+void sb_append(strbuf *sb, const char *s) {
+  sb_appendn(sb, s, strlen(s));
+}
 
 void sb_append_int(strbuf *sb, long long v) {
   char buf[24], *e = buf + sizeof buf, *p = e;
@@ -45,7 +48,9 @@ void sb_append_int(strbuf *sb, long long v) {
   sb_appendn(sb, p, (size_t)(e - p));
 }
 
-void sb_appendc(strbuf *sb, char c) { sb_appendn(sb, &c, 1); }
+void sb_appendc(strbuf *sb, char c) {
+  sb_appendn(sb, &c, 1);
+}
 
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap) {
   va_list ap2;
@@ -181,8 +186,7 @@ static bool reads_back(char *buf, size_t size, const char *fmt, int prec, double
  * lo + 2, lo + 6, lo + 14, ... and then halving the last gap (short numbers in about as many
  * printings as before, long ones in 6 to 8 instead of up to 17). At a power of two the interval
  * is narrower below f, so every precision is tried in turn. */
-static void shortest_round_trip(char *buf, size_t size, const char *fmt, int lo, int hi,
-                                double f) {
+static void shortest_round_trip(char *buf, size_t size, const char *fmt, int lo, int hi, double f) {
   int exp, printed = -1;
   if (fabs(frexp(f, &exp)) == 0.5) {
     for (; lo < hi; lo++)
@@ -282,7 +286,9 @@ void sb_free(strbuf *sb) {
   sb->len = sb->cap = 0;
 }
 
-const char *sb_str(const strbuf *sb) { return sb->buf ? sb->buf : ""; }
+const char *sb_str(const strbuf *sb) {
+  return sb->buf ? sb->buf : "";
+}
 
 char *sb_detach(strbuf *sb) {
   char *p = sb->buf;
@@ -295,4 +301,26 @@ char *sb_detach(strbuf *sb) {
   sb->buf = NULL;
   sb->len = sb->cap = 0;
   return p;
+}
+
+char *read_file_text(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  strbuf sb = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    sb_appendn(&sb, buf, n);
+  int bad = ferror(f);
+  int saved = errno;
+  fclose(f);
+  if (bad) {
+    sb_free(&sb);
+    errno = saved ? saved : EIO;
+    return NULL;
+  }
+  *len = sb.len;
+  sb_appendc(&sb, 0);
+  return sb_detach(&sb);
 }

@@ -33,6 +33,9 @@ void sb_append_json_double(strbuf *sb, double f);
  * an exponent ("1.5", "100", "0.000001", "1e+21" as "1000000000000000000000"); NaN, +Inf and
  * -Inf as Go spells them. */
 void sb_append_go_float(strbuf *sb, double f);
+/* The whole file at path as a NUL-terminated heap string (caller frees), its length in *len
+ * (the file may hold NUL bytes); NULL (errno set) when it cannot be opened or read. */
+char *read_file_text(const char *path, size_t *len);
 void sb_clear(strbuf *sb);
 void sb_free(strbuf *sb);
 /* The contents, never NULL ("" when empty). Borrowed. */

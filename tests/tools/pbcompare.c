@@ -12,32 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  strbuf sb = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sb_appendn(&sb, buf, n);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    sb_free(&sb);
-    return NULL;
-  }
-  *len = sb.len;
-  return sb.buf ? sb_detach(&sb) : calloc(1, 1);
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: pbcompare PAGE.json PAGE.pb\n");
     return 2;
   }
   size_t jl, pl;
-  char *json = slurp(argv[1], &jl), *pb = slurp(argv[2], &pl);
+  char *json = read_file_text(argv[1], &jl), *pb = read_file_text(argv[2], &pl);
   if (!json || !pb) {
     fprintf(stderr, "pbcompare: cannot read %s\n", !json ? argv[1] : argv[2]);
     return 2;

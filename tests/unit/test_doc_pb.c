@@ -27,17 +27,10 @@
 #define DATA DS_TEST_DATA "/unit/pb/"
 
 static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s", path);
-  strbuf sb = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sb_appendn(&sb, buf, n);
-  fclose(f);
-  *len = sb.len;
-  return sb_detach(&sb);
+  char *text = read_file_text(path, len);
+  if (!text)
+    fail_msg("cannot read %s", path);
+  return text;
 }
 
 /* ---------- the marshalled page ---------- */
