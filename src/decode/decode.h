@@ -41,6 +41,12 @@ int decode_list_page(model *m, const char *name, const char *body, size_t len,
  * reader that parses objects itself (the watch cache) leaves them out the same way. */
 const char *const *decode_unread_paths(void);
 
+/* One API list page item by item to cb, as doc_stream_memory_skipping hands them (the parts
+ * no decoder reads left unbuilt; *header the root without its items): JSON, or protobuf when
+ * the body starts with its magic (a page of a kind without a schema is then refused). */
+int decode_stream_page(const char *name, const char *body, size_t len, const char *kind,
+                       doc_item_cb cb, void *ctx, arena *hdr, doc_node **header, dserr *err);
+
 /* The fields of a Pod the decoders read, by protobuf number (pbschema.c): a PodList page in
  * kube-apiserver's protobuf encoding is read with it (util/doc_pb.h). */
 extern const pb_msg decode_pod_pb;
@@ -65,8 +71,8 @@ int decode_prom_answer(model *m, const char *query, const doc_node *root, dserr 
 void decode_prom_failure(model *m, const char *query, const char *error);
 
 typedef struct {
-  bool prometheus;           /* the file is a Prometheus response */
-  bool node_list, pod_list;  /* a NodeMetricsList / PodMetricsList (possibly empty) */
+  bool prometheus;                  /* the file is a Prometheus response */
+  bool node_list, pod_list;         /* a NodeMetricsList / PodMetricsList (possibly empty) */
   size_t node_metrics, pod_metrics; /* objects read */
 } metrics_file_info;
 

@@ -65,7 +65,9 @@ static const char *const unread_paths[] = {"metadata.managedFields",
                                            "status.guestOSInfo",
                                            NULL};
 
-const char *const *decode_unread_paths(void) { return unread_paths; }
+const char *const *decode_unread_paths(void) {
+  return unread_paths;
+}
 
 typedef struct {
   model *m;
@@ -93,12 +95,18 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
         snprintf(object, sizeof object, "%s%s%s", ns ? ns : "", ns ? "/" : "", name);
       else
         snprintf(object, sizeof object, "items[%zu]", i);
-      s->skip(s->skip_ctx, kind && *kind ? kind : s->kind_hint ? s->kind_hint : "object", object,
-              err->msg);
+      s->skip(s->skip_ctx,
+              kind && *kind  ? kind
+              : s->kind_hint ? s->kind_hint
+                             : "object",
+              object, err->msg);
       return 0;
     }
     if (name)
-      return dserr_prefix(err, "items[%zu] (%s %s%s%s)", i, kind ? kind : s->kind_hint ? s->kind_hint : "object",
+      return dserr_prefix(err, "items[%zu] (%s %s%s%s)", i,
+                          kind           ? kind
+                          : s->kind_hint ? s->kind_hint
+                                         : "object",
                           ns ? ns : "", ns ? "/" : "", name);
     return dserr_prefix(err, "items[%zu]", i);
   }
@@ -134,9 +142,14 @@ typedef struct split_worker {
 } split_worker;
 
 static int on_worker_item(void *ctx, doc_node *item, dserr *err) {
-  static const char *const kinds[] = {"Pod", "Node", "Namespace", "PodDisruptionBudget",
-                                      "PriorityClass", "PersistentVolumeClaim",
-                                      "VirtualMachineInstance", "VirtualMachineInstanceMigration"};
+  static const char *const kinds[] = {"Pod",
+                                      "Node",
+                                      "Namespace",
+                                      "PodDisruptionBudget",
+                                      "PriorityClass",
+                                      "PersistentVolumeClaim",
+                                      "VirtualMachineInstance",
+                                      "VirtualMachineInstanceMigration"};
   split_worker *w = ctx;
   if (atomic_load_explicit(&w->stop, memory_order_relaxed))
     return 1;
@@ -209,8 +222,8 @@ int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, s
     if (!w.running)
       w.rc = -1; /* no thread: the calling thread reads it all */
   }
-  int rc = doc_stream_file_split(path, unread_paths, two ? &split : NULL, on_item, &s, NULL,
-                                 NULL, err);
+  int rc =
+      doc_stream_file_split(path, unread_paths, two ? &split : NULL, on_item, &s, NULL, NULL, err);
   if (two) {
     atomic_store(&w.stop, true);
     worker_end(&w); /* joined or dropped already; this only makes sure */
@@ -239,24 +252,27 @@ int decode_list_page(model *m, const char *name, const char *body, size_t len,
                                    err);
 }
 
+int decode_stream_page(const char *name, const char *body, size_t len, const char *kind,
+                       doc_item_cb cb, void *ctx, arena *hdr, doc_node **header, dserr *err) {
+  if (!docpb_is_protobuf(body, len))
+    return doc_stream_memory_skipping(DOC_FMT_JSON, name, body, len, unread_paths, cb, ctx, hdr,
+                                      header, err);
+  const pb_msg *schema = decode_pb_schema(kind);
+  size_t items;
+  if (!schema)
+    return dserr_set(err, "%s: a protobuf list of %s is not read (only JSON)", name,
+                     kind ? kind : "objects of no known kind");
+  return docpb_stream_list(name, (const uint8_t *)body, len, NULL, schema, cb, ctx, hdr, header,
+                           &items, err);
+}
+
 int decode_list_page_skipping(model *m, const char *name, const char *body, size_t len,
                               const char *kind_hint, decode_skip_fn skip, void *skip_ctx,
                               char **next_token, size_t *count, dserr *err) {
   stream_ctx s = {m, kind_hint, 0, skip, skip_ctx, NULL};
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
-  int rc;
-  if (docpb_is_protobuf(body, len)) {
-    const pb_msg *schema = decode_pb_schema(kind_hint);
-    size_t items;
-    rc = schema ? docpb_stream_list(name, (const uint8_t *)body, len, NULL, schema, on_item, &s,
-                                    hdr, &header, &items, err)
-                : dserr_set(err, "%s: a protobuf list of %s is not read (only JSON)", name,
-                            kind_hint ? kind_hint : "objects of no known kind");
-  } else {
-    rc = doc_stream_memory_skipping(DOC_FMT_JSON, name, body, len, unread_paths, on_item, &s, hdr,
-                                    &header, err);
-  }
+  int rc = decode_stream_page(name, body, len, kind_hint, on_item, &s, hdr, &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     *next_token = cont && *cont ? strdup(cont) : NULL;

@@ -22,6 +22,7 @@
 #include "../obs/log.h"
 #include "../util/arena.h"
 #include "../util/doc.h"
+#include "../util/doc_pb.h"
 #include "../util/strbuf.h"
 #include "../util/timeutil.h"
 
@@ -1069,8 +1070,8 @@ static int request_impl(kube_client *c, const char *method, const char *path, co
     }
     long status = 0;
     bool sent = false;
-    int prc = perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, &sent,
-                           err);
+    int prc =
+        perform_once(c, method, sb_str(&url), sb_str(&log_url), hdrs, body, &status, &sent, err);
     /* the slist holds a copy of the header: wipe it before it goes */
     for (struct curl_slist *l = hdrs; l; l = l->next)
       if (strncmp(l->data, "Authorization:", 14) == 0)
@@ -1121,8 +1122,8 @@ int kube_get_as(kube_client *c, const char *path, const char *accept, kube_respo
   return request_impl(c, "GET", path, accept, NULL, NULL, resp, KUBE_MAX_RETRIES, err);
 }
 
-int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx,
-                long stall_seconds, volatile int *abort_flag, kube_response *resp, dserr *err) {
+int kube_stream(kube_client *c, const char *path, kube_stream_fn fn, void *ctx, long stall_seconds,
+                volatile int *abort_flag, kube_response *resp, dserr *err) {
   CURL *h = c->curl;
   long saved_timeout = c->timeout_ms;
   c->timeout_ms = 0;
@@ -1181,8 +1182,14 @@ void kube_status_text(const kube_response *r, char *message, size_t mcap, char *
   doc_node *root = NULL;
   dserr e;
   const char *kind = NULL;
-  if (doc_parse_json(a, "response", r->body, r->len, &root, &e) == 0)
+  if (docpb_is_protobuf(r->body, r->len)) {
+    /* an answer to a request that accepted protobuf (kube_get_as) */
+    if (docpb_parse_object(a, "response", (const uint8_t *)r->body, r->len, "Status", &docpb_status,
+                           &root, &e) == 0)
+      kind = "Status";
+  } else if (doc_parse_json(a, "response", r->body, r->len, &root, &e) == 0) {
     kind = doc_str(doc_get(root, "kind"));
+  }
   if (kind && strcmp(kind, "Status") == 0) {
     const char *m = doc_str(doc_get(root, "message"));
     const char *rs = doc_str(doc_get(root, "reason"));

@@ -30,13 +30,13 @@ typedef struct {
   bool expired; /* a later page's continue token had expired (HTTP 410) */
 } kube_pager_stats;
 
-/* GETs path page by page (limit=page) and hands each page to fn; accept is the Accept header
- * (kube_get_as; NULL: JSON). A page's continue token is read from its first bytes in either
- * encoding. 0, or -1 with err (st->expired tells a 410 on a later page apart). st is filled
- * in either case. */
 /* "json", "protobuf" or "protobuf and json": how the server sent the pages, for log lines */
 const char *kube_pager_encoding(const kube_pager_stats *st);
 
+/* GETs path page by page (limit=page) and hands each page to fn; accept is the Accept header
+ * (kube_get_as; NULL: JSON). A page's continue token is read ahead of its items in either
+ * encoding. 0, or -1 with err (st->expired tells a 410 on a later page apart). st is filled
+ * in either case. */
 int kube_pager_run(kube_client *c, const char *path, const char *accept, int page, kube_page_fn fn,
                    void *ctx, kube_pager_stats *st, dserr *err);
 

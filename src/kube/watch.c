@@ -18,8 +18,8 @@
 #include "pager.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,9 @@ typedef struct {
   void **items;
 } vec_of;
 
-static vec_of *vec_in(model *m, int k) { return (vec_of *)((char *)m + kinds[k].vec); }
+static vec_of *vec_in(model *m, int k) {
+  return (vec_of *)((char *)m + kinds[k].vec);
+}
 
 static const char *field(const void *obj, size_t at) {
   return at == NONE ? "" : *(const char *const *)((const char *)obj + at);
@@ -97,10 +99,10 @@ typedef struct wmsg {
   struct wmsg *next;
   int k;
   msg_kind kind;
-  char type;      /* 'A' ADDED, 'M' MODIFIED, 'D' DELETED */
-  arena *a;       /* the event's tree */
-  doc_node *obj;  /* the event's object */
-  char *text;     /* MSG_RELIST, MSG_BROKEN: why (heap) */
+  char type;          /* 'A' ADDED, 'M' MODIFIED, 'D' DELETED */
+  arena *a;           /* the event's tree */
+  doc_node *obj;      /* the event's object */
+  char *text;         /* MSG_RELIST, MSG_BROKEN: why (heap) */
   const char *reason; /* MSG_RELIST: "expired" | "broken" */
 } wmsg;
 
@@ -119,13 +121,13 @@ typedef struct {
   uint64_t floor_rv; /* the current list's resourceVersion: events at or below it are in it */
   bool ever_listed;
   const char *relist_reason;
-  bool broken;       /* the last watch request failed */
-  char why[512];     /* why not synced */
+  bool broken;   /* the last watch request failed */
+  char why[512]; /* why not synced */
   int list_failures;
   double list_retry_at;
   /* shared with the watch thread, under w->mu */
-  char *watch_from;  /* resourceVersion to watch from; NULL: wait for a list */
-  bool restart;      /* watch_from is new: drop the thread's own position */
+  char *watch_from; /* resourceVersion to watch from; NULL: wait for a list */
+  bool restart;     /* watch_from is new: drop the thread's own position */
   /* the watch thread's */
   pthread_t thread;
   bool started;
@@ -135,9 +137,9 @@ typedef struct {
 struct watch_cache {
   kube_client *client;
   watch_options o;
-  model *store;       /* decoding only: strings, model_share's table; vectors empty */
-  arena *shared_mem;  /* model_share's copies */
-  arena *measure;     /* an object's first decoding, to size its arena */
+  model *store;            /* decoding only: strings, model_share's table; vectors empty */
+  arena *shared_mem;       /* model_share's copies */
+  arena *measure;          /* an object's first decoding, to size its arena */
   const char **event_skip; /* decode_unread_paths under "object." */
   wres res[K_COUNT];
   pthread_mutex_t mu;
@@ -358,8 +360,8 @@ static void insert_at(wres *r, size_t i, const wentry *e) {
   r->n++;
 }
 
-static void ignore_event(const wres *r, const char *type, const char *ns,
-                         const char *name, const char *why) {
+static void ignore_event(const wres *r, const char *type, const char *ns, const char *name,
+                         const char *why) {
   metrics_watch_event(kinds[r->k].kind, "ignored");
   LOGV(4, NULL, "Ignoring a watch event", LSTR("kind", kinds[r->k].kind), LSTR("type", type),
        LSTR("object", *ns ? ns : name), LSTR("name", name), LSTR("why", why));
@@ -370,7 +372,8 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   const char *ns = doc_str(doc_get(md, "namespace")), *name = doc_str(doc_get(md, "name"));
   const char *tname = type == 'A' ? "ADDED" : type == 'M' ? "MODIFIED" : "DELETED";
   if (!name || !*name) {
-    kube_object_skipped(kinds[r->k].kind, "(no name)", "a watch event's object has no metadata.name");
+    kube_object_skipped(kinds[r->k].kind, "(no name)",
+                        "a watch event's object has no metadata.name");
     return;
   }
   ns = ns ? ns : "";
@@ -438,7 +441,7 @@ typedef struct {
   wres *r;
   wentry *items; /* the new list */
   size_t n, cap;
-  char *rv;      /* the list's resourceVersion (heap) */
+  char *rv; /* the list's resourceVersion (heap) */
   size_t reused;
 } list_ctx;
 
@@ -491,16 +494,8 @@ static int on_list_page(void *ctx, const char *url, const kube_response *resp, c
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   size_t before = l->n;
-  int rc;
-  const pb_msg *schema = decode_pb_schema(kinds[l->r->k].kind);
-  if (schema && docpb_is_protobuf(resp->body, resp->len)) {
-    size_t items;
-    rc = docpb_stream_list(url, (const uint8_t *)resp->body, resp->len, NULL, schema, on_list_item,
-                           l, hdr, &header, &items, err);
-  } else {
-    rc = doc_stream_memory_skipping(DOC_FMT_JSON, url, resp->body, resp->len, decode_unread_paths(),
-                                    on_list_item, l, hdr, &header, err);
-  }
+  int rc = decode_stream_page(url, resp->body, resp->len, kinds[l->r->k].kind, on_list_item, l, hdr,
+                              &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     const char *rv = doc_str(doc_path(header, "metadata", "resourceVersion", NULL));
@@ -767,12 +762,12 @@ typedef struct {
   watch_cache *w;
   wres *r;
   watch_framer frame;
-  char *rv;       /* the last resourceVersion seen (heap) */
-  bool expired;   /* ERROR 410 */
-  char *failure;  /* why the stream cannot be read further (heap) */
+  char *rv;      /* the last resourceVersion seen (heap) */
+  bool expired;  /* ERROR 410 */
+  char *failure; /* why the stream cannot be read further (heap) */
   size_t events;
-  bool opened;    /* the server answered 200 */
-  bool *broken;   /* the thread's: the kind was reported not synced */
+  bool opened;  /* the server answered 200 */
+  bool *broken; /* the thread's: the kind was reported not synced */
 } stream_ctx;
 
 static void push(watch_cache *w, wmsg *m) {
@@ -860,7 +855,10 @@ static int on_event(stream_ctx *s, const char *data, size_t len) {
     arena_free(a);
     return -1;
   }
-  char t = !strcmp(type, "ADDED") ? 'A' : !strcmp(type, "MODIFIED") ? 'M' : !strcmp(type, "DELETED") ? 'D' : 0;
+  char t = !strcmp(type, "ADDED")      ? 'A'
+           : !strcmp(type, "MODIFIED") ? 'M'
+           : !strcmp(type, "DELETED")  ? 'D'
+                                       : 0;
   if (!t) {
     arena_free(a);
     s->failure = xstrdup("a watch event of an unknown type");
@@ -1024,8 +1022,8 @@ static void *watch_thread(void *arg) {
           push_note(w, r->k, MSG_BROKEN, NULL, why);
         broken = true;
       }
-      LOGE(NULL, opened ? "Watch stream broke; opening it again" : "Watch failed; retrying",
-           why, LSTR("kind", kinds[r->k].kind), LSTR("resourceVersion", rv));
+      LOGE(NULL, opened ? "Watch stream broke; opening it again" : "Watch failed; retrying", why,
+           LSTR("kind", kinds[r->k].kind), LSTR("resourceVersion", rv));
       double wait = 0;
       if (!opened) {
         wait = backoff_seconds(++failures);
@@ -1286,8 +1284,9 @@ static sink_result recheck_evict(eviction_sink *self, const pod *p, const evicti
     snprintf(msg, cap, "not sent: the pod could not be read again before its eviction: %s",
              err.msg);
   } else if (!uid || strcmp(uid, p->uid) != 0) {
-    snprintf(msg, cap, "not sent: the pod was replaced by another of the same name (uid %s, "
-                       "the cycle decided on %s)",
+    snprintf(msg, cap,
+             "not sent: the pod was replaced by another of the same name (uid %s, "
+             "the cycle decided on %s)",
              uid ? uid : "none", p->uid);
   } else if (strcmp(node ? node : "", p->node_name) != 0) {
     snprintf(msg, cap, "not sent: the pod is on node \"%s\" now, the cycle decided on \"%s\"",

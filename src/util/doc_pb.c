@@ -610,6 +610,38 @@ static int open_envelope(pbr *r, const uint8_t *buf, size_t len, const uint8_t *
   return 0;
 }
 
+static const pb_field status_fields[] = {
+    {2, PB_STRING, PB_OMITEMPTY, "status", NULL},
+    {3, PB_STRING, PB_OMITEMPTY, "message", NULL},
+    {4, PB_STRING, PB_OMITEMPTY, "reason", NULL},
+    {6, PB_INT, PB_OMITEMPTY, "code", NULL},
+};
+const pb_msg docpb_status = {"Status", 4, status_fields};
+
+/* the envelope's kind is `kind` (when non-NULL); the TypeMeta read is tm */
+static int check_kind(pbr *r, const uint8_t *buf, const doc_node *tm, const char *kind) {
+  const char *got = doc_str(doc_get(tm, "kind"));
+  if (!kind || (got && strcmp(got, kind) == 0))
+    return 0;
+  char what[160];
+  snprintf(what, sizeof what, "%s, expected %s", got ? got : "no kind", kind);
+  return fail(r, buf + 4, "the envelope says %s", what);
+}
+
+int docpb_parse_object(arena *a, const char *name, const uint8_t *buf, size_t len, const char *kind,
+                       const pb_msg *schema, doc_node **out, dserr *err) {
+  pbr r = {.a = a, .base = buf, .name = name, .err = err};
+  const uint8_t *p = NULL, *end = NULL;
+  doc_node *tm = NULL;
+  if (open_envelope(&r, buf, len, &p, &end, &tm) < 0 || check_kind(&r, buf, tm, kind) < 0)
+    return -1;
+  doc_node *map = new_node(&r, DOC_MAP);
+  if (read_msg(&r, schema, p, end, map) < 0)
+    return -1;
+  *out = map;
+  return 0;
+}
+
 int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const char *kind,
                       const pb_msg *item_schema, doc_item_cb cb, void *ctx, arena *hdr_arena,
                       doc_node **header, size_t *count, dserr *err) {
@@ -623,11 +655,8 @@ int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const ch
   doc_node *tm = NULL;
   int rc = open_envelope(&r, buf, len, &p, &end, &tm);
   const char *got = doc_str(doc_get(tm, "kind"));
-  if (rc == 0 && kind && (!got || strcmp(got, kind) != 0)) {
-    char what[160];
-    snprintf(what, sizeof what, "%s, expected %s", got ? got : "no kind", kind);
-    rc = fail(&r, buf + 4, "the envelope says %s", what);
-  }
+  if (rc == 0)
+    rc = check_kind(&r, buf, tm, kind);
   doc_node *meta = NULL;
   arena *items = rc == 0 ? arena_new(64 * 1024) : NULL;
   pbfield w;

@@ -82,6 +82,14 @@ int docpb_stream_list(const char *name, const uint8_t *buf, size_t len, const ch
                       const pb_msg *item_schema, doc_item_cb cb, void *ctx, arena *hdr_arena,
                       doc_node **header, size_t *count, dserr *err);
 
+/* One object in the envelope ("k8s\0" + runtime.Unknown whose kind must be `kind`) read by
+ * schema into *out (in a). -1 with err when the bytes are not that. */
+int docpb_parse_object(arena *a, const char *name, const uint8_t *buf, size_t len, const char *kind,
+                       const pb_msg *schema, doc_node **out, dserr *err);
+
+/* meta/v1 Status (an error answer in protobuf): status, message, reason, code */
+extern const pb_msg docpb_status;
+
 /* The list's continue token from a page's bytes without reading its items: 0 with *token (in
  * a; NULL when the page has none), -1 when the bytes are not a protobuf list. */
 int docpb_list_continue(arena *a, const uint8_t *buf, size_t len, const char **token);

@@ -3,8 +3,9 @@
  *
  * Besides "refused with a message, never a crash": every item the reader builds has the shape
  * of the schema, so cutting it down to the schema (docpb_project, what the tests do to a JSON
- * pod) leaves it as it is; and the page decodes into a model (decode_list_page) with a message
- * when it does not. */
+ * pod) leaves it as it is; the page decodes into a model (decode_list_page) with a message
+ * when it does not; and the same bytes read as an error answer (a Status) are read or refused
+ * with a message. */
 #include "../../src/decode/decode.h"
 #include "fuzz_common.h"
 
@@ -28,6 +29,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = docpb_stream_list("fuzz.pb", data, size, "PodList", &decode_pod_pb, check_item, a, hdr,
                              &header, &count, &err);
   fuzz_require_error(rc, &err, "docpb_stream_list");
+  /* the same bytes as an error answer (a Status), as the client reads one */
+  doc_node *status;
+  err.msg[0] = 0;
+  rc = docpb_parse_object(a, "fuzz.pb", data, size, "Status", &docpb_status, &status, &err);
+  fuzz_require_error(rc, &err, "docpb_parse_object");
   arena_free(a);
   arena_free(hdr);
 

@@ -295,6 +295,25 @@ class ProtobufPages(OwnCluster):
         self.assertEqual(code, 0, err[-3000:])
         self.assertIn('"Listed objects" kind="Pod" count=3 pages=1 encoding="protobuf"', err)
 
+    def test_a_refused_pod_list_says_why(self):
+        # the server answers a request that accepted protobuf with a protobuf Status: its message
+        # reaches the log line as a JSON Status's does
+        objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nodes-only", "namespace": "default"}},
+                   {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "nodes-only"},
+                    "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]},
+                   {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "nodes-only"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nodes-only"},
+                    "subjects": [{"kind": "ServiceAccount", "name": "nodes-only", "namespace": "default"}]}]
+        self.sim.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        kubeconfig = self.sim.service_account_kubeconfig("default", "nodes-only")
+        code, err = run([dl.binary(), "--kubeconfig", kubeconfig, "--secure-port", "0", "--dry-run",
+                         "--policy-config-file", write_policy(self.tmp), "--v", "4"])
+        self.assertNotEqual(code, 0, err[-3000:])
+        self.assertIn('"Listed objects" kind="Node"', err)
+        self.assertIn('HTTP 403: pods is forbidden: User \\"system:serviceaccount:default:nodes-only\\" cannot list '
+                      'resource \\"pods\\" in API group \\"\\" at the cluster scope', err)
+
 
 class LoopAcrossCompactions(OwnCluster):
     FLAGS = ["--watch-cache=false"]

@@ -9,11 +9,13 @@
  *    and a page read whole is never short of items;
  *  - malformed messages are refused with the byte offset and the field; strings read as the
  *    JSON page gives them (bytes that are not UTF-8 as U+FFFD);
- *  - times are written as RFC 3339 the way util/timeutil writes them. */
+ *  - times are written as RFC 3339 the way util/timeutil writes them;
+ *  - an error answer in protobuf (a Status) gives its message and reason. */
 #include "support/pbcompare.h"
 #include "support/support.h"
 
 #include "../../src/decode/decode.h"
+#include "../../src/kube/client.h"
 #include "../../src/util/arena.h"
 #include "../../src/util/doc_pb.h"
 #include "../../src/util/strbuf.h"
@@ -449,6 +451,27 @@ static void test_times(void **state) {
   arena_free(a);
 }
 
+/* An error answer to a request that accepted protobuf comes in protobuf: its message and reason
+ * are read from it (tests/data/unit/pb/status-forbidden.pb: kube-apiserver v1.37.2's answer
+ * to an anonymous pod LIST). */
+static void test_protobuf_status(void **state) {
+  (void)state;
+  size_t len;
+  char *body = slurp(DATA "status-forbidden.pb", &len);
+  kube_response r = {.status = 403, .body = body, .len = len};
+  char message[512], reason[64];
+  kube_status_text(&r, message, sizeof message, reason, sizeof reason);
+  assert_string_equal(reason, "Forbidden");
+  assert_string_equal(message, "pods is forbidden: User \"system:anonymous\" cannot list "
+                                "resource \"pods\" in API group \"\" at the cluster scope");
+  /* a Status is no PodList, and a PodList no Status */
+  size_t items;
+  dserr err;
+  assert_int_equal(read_page(body, len, &items, &err), -1);
+  assert_non_null(strstr(err.msg, "the envelope says Status, expected PodList"));
+  free(body);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_page_matches_json),
@@ -459,6 +482,7 @@ int main(void) {
       cmocka_unit_test(test_values),
       cmocka_unit_test(test_strings_as_json_gives_them),
       cmocka_unit_test(test_times),
+      cmocka_unit_test(test_protobuf_status),
   };
   return cmocka_run_group_tests(tests, test_mem_setup, test_mem_teardown);
 }
