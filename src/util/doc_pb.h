@@ -60,7 +60,8 @@ typedef struct {
   const pb_msg *msg; /* PB_MESSAGE, PB_INLINE, PB_MAP */
 } pb_field;
 
-/* The fields read of one message type, in any order (numbers unique). */
+/* The fields read of one message type, in ascending number order as Go writes them (the reader
+ * looks a field up from where the last one was found), at most 32. */
 struct pb_msg {
   const char *name; /* the message type, for messages */
   size_t n;

@@ -211,6 +211,39 @@ static void test_schema_covers_decoder(void **state) {
   sb_free(&cv.report);
 }
 
+/* Every message of the schema names its fields in ascending number order, at most 32 of them,
+ * each message field with a message (the reader relies on all three). */
+static size_t check_schema(const pb_msg *m, const pb_msg **seen, size_t nseen) {
+  for (size_t i = 0; i < nseen; i++)
+    if (seen[i] == m)
+      return nseen;
+  seen[nseen++] = m;
+  if (m->n > 32)
+    fail_msg("%s names %zu fields", m->name, m->n);
+  for (size_t i = 0; i < m->n; i++) {
+    const pb_field *f = &m->fields[i];
+    if (i && f->num <= m->fields[i - 1].num)
+      fail_msg("%s: field %u after %u", m->name, f->num, m->fields[i - 1].num);
+    bool needs_msg = f->kind == PB_MESSAGE || f->kind == PB_INLINE || f->kind == PB_MAP;
+    if (needs_msg != (f->msg != NULL))
+      fail_msg("%s: field %u has %s message", m->name, f->num, f->msg ? "a" : "no");
+    if (f->kind == PB_MAP && (f->msg->n != 2 || f->msg->fields[0].num != 1 ||
+                              f->msg->fields[1].num != 2 || !(f->flags & PB_REPEATED)))
+      fail_msg("%s: map field %u is not a repeated {key = 1, value = 2}", m->name, f->num);
+    if (f->msg)
+      nseen = check_schema(f->msg, seen, nseen);
+  }
+  return nseen;
+}
+
+static void test_schema_in_order(void **state) {
+  (void)state;
+  const pb_msg *seen[128];
+  size_t n = check_schema(&decode_pod_pb, seen, 0);
+  n = check_schema(&docpb_status, seen, n);
+  assert_true(n > 20);
+}
+
 /* ---------- malformed messages ---------- */
 
 typedef struct {
@@ -463,7 +496,7 @@ static void test_protobuf_status(void **state) {
   kube_status_text(&r, message, sizeof message, reason, sizeof reason);
   assert_string_equal(reason, "Forbidden");
   assert_string_equal(message, "pods is forbidden: User \"system:anonymous\" cannot list "
-                                "resource \"pods\" in API group \"\" at the cluster scope");
+                               "resource \"pods\" in API group \"\" at the cluster scope");
   /* a Status is no PodList, and a PodList no Status */
   size_t items;
   dserr err;
@@ -478,6 +511,7 @@ int main(void) {
       cmocka_unit_test(test_every_cut),
       cmocka_unit_test(test_every_byte_changed),
       cmocka_unit_test(test_schema_covers_decoder),
+      cmocka_unit_test(test_schema_in_order),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_values),
       cmocka_unit_test(test_strings_as_json_gives_them),
