@@ -411,7 +411,8 @@ static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8
   *out = NULL;
   switch (f->kind) {
   case PB_STRING:
-    if (val == vend && (f->flags & PB_OMITEMPTY))
+    /* an omitempty string that reads as empty (none, or a NUL first) is left out */
+    if ((val == vend || !*val) && (f->flags & PB_OMITEMPTY))
       return 0;
     return new_str(r, val, vend, out);
   case PB_INT: {
@@ -755,8 +756,11 @@ static void project_into(arena *a, const pb_msg *s, const doc_node *json, doc_no
         continue;
       nv = doc_new_map(a);
       const pb_field *vf = &f->msg->fields[1];
+      /* every entry as it is, a repeated key too (the reader keeps them all) */
+      nv->pairs = arena_alloc(a, v->n * sizeof *nv->pairs);
       for (size_t k = 0; k < v->n; k++)
-        doc_map_put(a, nv, v->pairs[k].key, project_value(a, vf, v->pairs[k].value));
+        nv->pairs[nv->n++] =
+            (doc_pair){arena_strdup(a, v->pairs[k].key), project_value(a, vf, v->pairs[k].value)};
     } else if ((f->flags & PB_REPEATED) && v->type == DOC_SEQ) {
       if (!v->n)
         continue;

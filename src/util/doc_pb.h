@@ -22,7 +22,9 @@
  *  - resource.Quantity is a message holding its canonical string, the string JSON writes.
  *  - a map<K,V> is a repeated entry message {key = 1, value = 2}; Go writes the keys sorted,
  *    as JSON does.
- *  - a string's bytes that are not UTF-8 are each U+FFFD, as Go's JSON encoder writes them.
+ *  - a string's bytes that are not UTF-8 are each U+FFFD, as Go's JSON encoder writes them;
+ *    a NUL byte ends it for the tree's readers, as JSON's \u0000 does (an omitempty string
+ *    that thus reads as empty is left out like an empty one).
  * Anything malformed (a length past its message, a varint of more than 10 bytes, a wire type a
  * schema field cannot have, a field that is no list written twice, groups) fails the read
  * with the byte offset and the field, never a crash. */

@@ -9,12 +9,56 @@
 #include "../../src/decode/decode.h"
 #include "fuzz_common.h"
 
+#include "../../src/util/strbuf.h"
+
+/* The k-th pair keyed `key` of map m, NULL when there are fewer */
+static const doc_node *nth_value(const doc_node *m, const char *key, size_t k) {
+  for (size_t i = 0; i < m->n; i++)
+    if (strcmp(m->pairs[i].key, key) == 0 && k-- == 0)
+      return m->pairs[i].value;
+  return NULL;
+}
+
+/* Equal as data, maps in any order, a repeated key's values matched in their order (doc_equal
+ * finds only the first value of a key) */
+static bool same(const doc_node *x, const doc_node *y) {
+  if (x->type != y->type || x->n != y->n)
+    return false;
+  switch (x->type) {
+  case DOC_MAP:
+    for (size_t i = 0; i < x->n; i++) {
+      size_t k = 0;
+      for (size_t j = 0; j < i; j++)
+        k += strcmp(x->pairs[j].key, x->pairs[i].key) == 0;
+      const doc_node *v = nth_value(y, x->pairs[i].key, k);
+      if (!v || !same(x->pairs[i].value, v))
+        return false;
+    }
+    return true;
+  case DOC_SEQ:
+    for (size_t i = 0; i < x->n; i++)
+      if (!same(x->items[i], y->items[i]))
+        return false;
+    return true;
+  case DOC_NULL: return true;
+  default: return doc_equal(x, y, NULL);
+  }
+}
+
 static int check_item(void *ctx, doc_node *item, dserr *err) {
   (void)err;
   arena *a = ctx;
   doc_node *cut = docpb_project(a, &decode_pod_pb, item);
-  if (!doc_equal(cut, item, NULL)) {
-    fprintf(stderr, "fuzz_pb: an item read from protobuf is not in the schema's shape\n");
+  if (!same(cut, item)) {
+    strbuf where = {0};
+    doc_equal(cut, item, &where);
+    strbuf x = {0}, y = {0};
+    doc_write_json(&x, item, 0);
+    doc_write_json(&y, cut, 0);
+    fprintf(stderr,
+            "fuzz_pb: an item read from protobuf is not in the schema's shape (at %s)\n"
+            "  read: %s\n  cut:  %s\n",
+            sb_str(&where), sb_str(&x), sb_str(&y));
     abort();
   }
   return 0;
