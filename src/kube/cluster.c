@@ -73,7 +73,8 @@ int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {
   const doc_node *groups = doc_get(root, "groups");
   for (size_t i = 0; groups && groups->type == DOC_SEQ && i < groups->n; i++) {
     const char *name = doc_str(doc_get(groups->items[i], "name"));
-    const char *pref = doc_str(doc_path(groups->items[i], "preferredVersion", "groupVersion", NULL));
+    const char *pref =
+        doc_str(doc_path(groups->items[i], "preferredVersion", "groupVersion", NULL));
     if (name && !strcmp(name, "policy") && pref)
       snprintf(d->policy_group_version, sizeof d->policy_group_version, "%s", pref);
     if (name && !strcmp(name, "kubevirt.io")) {
@@ -149,16 +150,19 @@ typedef struct {
 static int page_into_model(void *ctx, const char *url, const kube_response *r, char **token,
                            size_t *count, dserr *err) {
   model_page *mp = ctx;
-  return decode_list_page_skipping(mp->m, url, r->body, r->len, mp->kind, skip_object, NULL,
-                                   token, count, err);
+  return decode_list_page_skipping(mp->m, url, r->body, r->len, mp->kind, skip_object, NULL, token,
+                                   count, err);
+}
+
+const char *kube_list_accept(const char *kind) {
+  return decode_pb_schema(kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
 }
 
 static int list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                      kube_read_stats *stats, dserr *err) {
   model_page mp = {m, kind};
-  /* kinds the decoders can read from protobuf are asked for in it, as client-go asks */
-  const char *accept = decode_pb_schema(kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
-  return list_pages(c, path, accept, kind, page, page_into_model, &mp, NULL, stats, err);
+  return list_pages(c, path, kube_list_accept(kind), kind, page, page_into_model, &mp, NULL, stats,
+                    err);
 }
 
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
@@ -184,8 +188,7 @@ static int page_items(void *ctx, const char *url, const kube_response *r, char *
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   ip->count = 0;
-  int rc = doc_stream_memory(DOC_FMT_JSON, url, r->body, r->len, count_item, ip, hdr, &header,
-                             err);
+  int rc = doc_stream_memory(DOC_FMT_JSON, url, r->body, r->len, count_item, ip, hdr, &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     *token = cont && *cont ? strdup(cont) : NULL;
@@ -218,7 +221,8 @@ int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", false},
       {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", false},
       {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance", true},
-      {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration", true},
+      {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration",
+       true},
       {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", true},
   };
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
@@ -316,12 +320,14 @@ static void live_event(eviction_sink *self, const pod *p, const char *type, cons
   strbuf body = {0}, path = {0}, name = {0};
   sb_printf(&name, "%s.%llx", p->name,
             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
-  sb_append(&body, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+  sb_append(&body,
+            "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
   sb_append_json_str(&body, sb_str(&name));
   sb_append(&body, ",\"namespace\":");
   sb_append_json_str(&body, p->ns);
-  sb_printf(&body, "},\"eventTime\":\"%s\",\"reportingController\":\"sigs.k8s.io.descheduler\","
-                   "\"reportingInstance\":",
+  sb_printf(&body,
+            "},\"eventTime\":\"%s\",\"reportingController\":\"sigs.k8s.io.descheduler\","
+            "\"reportingInstance\":",
             when);
   strbuf inst = {0};
   sb_printf(&inst, "sigs.k8s.io.descheduler-%s", s->hostname);

@@ -482,12 +482,6 @@ static int on_list_item(void *ctx, doc_node *item, dserr *err) {
   return 0;
 }
 
-/* kinds the decoders can read from protobuf are listed in it, as client-go lists them; their
- * watches stay JSON (a watch's events are few and small) */
-static const char *list_accept(int k) {
-  return decode_pb_schema(kinds[k].kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
-}
-
 static int on_list_page(void *ctx, const char *url, const kube_response *resp, char **token,
                         size_t *count, dserr *err) {
   list_ctx *l = ctx;
@@ -556,8 +550,8 @@ static void list_kind(watch_cache *w, wres *r) {
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  int rc = kube_pager_run(w->client, kinds[r->k].path, list_accept(r->k), w->o.page, on_list_page,
-                          &l, &st, &err);
+  int rc = kube_pager_run(w->client, kinds[r->k].path, kube_list_accept(kinds[r->k].kind),
+                          w->o.page, on_list_page, &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
      * falls back to a full list; a second failure waits like any other */
@@ -568,8 +562,8 @@ static void list_kind(watch_cache *w, wres *r) {
     l.n = 0;
     free(l.rv);
     l.rv = NULL;
-    rc = kube_pager_run(w->client, kinds[r->k].path, list_accept(r->k), w->o.page, on_list_page, &l,
-                        &st, &err);
+    rc = kube_pager_run(w->client, kinds[r->k].path, kube_list_accept(kinds[r->k].kind), w->o.page,
+                        on_list_page, &l, &st, &err);
   }
   if (rc < 0)
     dserr_prefix(&err, "failed to list %s", kinds[r->k].path);

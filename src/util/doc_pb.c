@@ -310,6 +310,8 @@ static void format_time(int64_t sec, char out[40]) {
 }
 
 static int read_msg(pbr *r, const pb_msg *s, const uint8_t *p, const uint8_t *end, doc_node *map);
+static int read_value(pbr *r, const pb_field *f, const uint8_t *val, const uint8_t *vend,
+                      doc_node **out);
 
 static int read_quantity(pbr *r, const uint8_t *p, const uint8_t *end, doc_node **out) {
   const uint8_t *s = NULL, *e = NULL;
@@ -356,27 +358,9 @@ static int read_entry(pbr *r, const pb_msg *entry, const uint8_t *p, const uint8
   if (!key)
     key = kend = end; /* an empty key */
   pair->key = copy_text(r, key, (size_t)(kend - key));
-  doc_node *value = NULL;
   if (!v)
     v = vend2 = end; /* an absent value is the zero value */
-  switch (vf->kind) {
-  case PB_STRING:
-    if (new_str(r, v, vend2, &value) < 0)
-      return -1;
-    break;
-  case PB_QUANTITY:
-    if (read_quantity(r, v, vend2, &value) < 0)
-      return -1;
-    break;
-  case PB_MESSAGE:
-    value = new_node(r, DOC_MAP);
-    if (read_msg(r, vf->msg, v, vend2, value) < 0)
-      return -1;
-    break;
-  default: return fail(r, v, "%s", "a map value kind this reader does not build");
-  }
-  pair->value = value;
-  return 0;
+  return read_value(r, vf, v, vend2, &pair->value);
 }
 
 /* Time {seconds = 1, nanos = 2}: *out NULL for the zero Time */

@@ -445,48 +445,45 @@ static void test_strings_as_json_gives_them(void **state) {
   }
 }
 
+/* A pod whose one condition has lastTransitionTime t (a Time message's bytes), read: that time
+ * as the tree has it, NULL when it is left out */
+static const char *transition_time(arena *a, const buf *t) {
+  buf cond = {0}, st = {0}, pod = {0};
+  put_str(&cond, 1, "Ready");
+  put_bytes(&cond, 4, t->b, t->n);
+  put_bytes(&st, 2, cond.b, cond.n);
+  put_bytes(&pod, 3, st.b, st.n);
+  doc_node *tree;
+  dserr err;
+  assert_int_equal(docpb_parse(a, "pod", &decode_pod_pb, pod.b, pod.n, &tree, &err), 0);
+  const doc_node *conds = doc_path(tree, "status", "conditions", NULL);
+  return doc_str(doc_get(conds->items[0], "lastTransitionTime"));
+}
+
 /* Time {seconds, nanos} as RFC 3339 to the second, as util/timeutil writes it */
 static void test_times(void **state) {
   (void)state;
   static const int64_t secs[] = {1,         59,          86399,      86400,        951782400,
                                  951868799, 1767323045,  4102444800, 253402300799, -1,
                                  -86400,    -62135596800};
+  arena *a = arena_new(4096);
   for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
-    buf t = {0}, cond = {0}, st = {0}, pod = {0};
+    buf t = {0};
     put_varint(&t, 1 << 3 | 0);
     put_varint(&t, (uint64_t)secs[i]);
     put_varint(&t, 2 << 3 | 0);
     put_varint(&t, 999999999); /* nanos are not written */
-    put_str(&cond, 1, "Ready");
-    put_bytes(&cond, 4, t.b, t.n);
-    put_bytes(&st, 2, cond.b, cond.n);
-    put_bytes(&pod, 3, st.b, st.n);
-    arena *a = arena_new(4096);
-    doc_node *tree;
-    dserr err;
-    assert_int_equal(docpb_parse(a, "pod", &decode_pod_pb, pod.b, pod.n, &tree, &err), 0);
-    const doc_node *conds = doc_path(tree, "status", "conditions", NULL);
-    const char *got = doc_str(doc_get(conds->items[0], "lastTransitionTime"));
+    const char *got = transition_time(a, &t);
     strbuf want = {0};
     time_format_rfc3339(&want, secs[i]);
     if (!got || strcmp(got, sb_str(&want)) != 0)
       fail_msg("%lld seconds: %s, expected %s", (long long)secs[i], got ? got : "(none)",
                sb_str(&want));
     sb_free(&want);
-    arena_free(a);
   }
   /* the zero Time (an empty message) is left out */
-  buf cond = {0}, st = {0}, pod = {0};
-  put_str(&cond, 1, "Ready");
-  put_bytes(&cond, 4, "", 0);
-  put_bytes(&st, 2, cond.b, cond.n);
-  put_bytes(&pod, 3, st.b, st.n);
-  arena *a = arena_new(4096);
-  doc_node *tree;
-  dserr err;
-  assert_int_equal(docpb_parse(a, "pod", &decode_pod_pb, pod.b, pod.n, &tree, &err), 0);
-  const doc_node *conds = doc_path(tree, "status", "conditions", NULL);
-  assert_null(doc_get(conds->items[0], "lastTransitionTime"));
+  buf zero = {0};
+  assert_null(transition_time(a, &zero));
   arena_free(a);
 }
 
