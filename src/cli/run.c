@@ -333,7 +333,7 @@ read:
   /* a cycle on the watch cache checks each pod again just before its eviction */
   recheck_sink fresh;
   if (r->cache && !r->o->dry_run) {
-    recheck_sink_init(&fresh, out, r->client);
+    recheck_sink_init(&fresh, out, r->cache);
     out = &fresh.base;
   }
   if (r->disc.kubevirt && !r->o->dry_run && vmsafety_records_moves(r->pol)) {

@@ -1252,49 +1252,78 @@ void watch_cache_stats(watch_cache *w, watch_stats *st) {
 
 /* ---------- checking a pod again before its eviction ---------- */
 
+/* The newest event about p that the watch brought since the view was taken (events wait in
+ * the queue until the next pump, and only the cycle's thread pumps, so what this returns stays
+ * valid through the eviction). NULL when there is none newer than the object the cycle read. */
+static const wmsg *news_of(watch_cache *w, const pod *p) {
+  const wres *r = &w->res[K_POD];
+  bool found;
+  size_t i = find(r->items, r->n, p->ns, p->name, &found);
+  uint64_t held = found && r->items[i].obj == p ? r->items[i].rv : 0;
+  const wmsg *newest = NULL;
+  pthread_mutex_lock(&w->mu);
+  for (const wmsg *m = w->head; m; m = m->next) {
+    if (m->k != K_POD || m->kind != MSG_EVENT)
+      continue;
+    const doc_node *md = doc_get(m->obj, "metadata");
+    const char *name = doc_str(doc_get(md, "name")), *ns = doc_str(doc_get(md, "namespace"));
+    if (!name || strcmp(name, p->name) != 0 || strcmp(ns ? ns : "", p->ns) != 0)
+      continue;
+    uint64_t rv = rv_number(doc_str(doc_get(md, "resourceVersion")));
+    if (rv && held && rv <= held)
+      continue; /* a repeat of what the cycle read, or older */
+    newest = m;
+  }
+  pthread_mutex_unlock(&w->mu);
+  return newest;
+}
+
+/* What the watch said about the pod since the cycle read it, when that stops its eviction:
+ * SINK_NOT_FOUND or SINK_ERROR with the reason in msg. SINK_EVICTED: nothing stops it. */
+static sink_result local_check(watch_cache *w, const pod *p, char *msg, size_t cap) {
+  const wmsg *m = news_of(w, p);
+  if (!m)
+    return SINK_EVICTED;
+  const char *uid = doc_str(doc_path(m->obj, "metadata", "uid", NULL));
+  const char *node = doc_str(doc_path(m->obj, "spec", "nodeName", NULL));
+  const doc_node *del = doc_path(m->obj, "metadata", "deletionTimestamp", NULL);
+  bool same = uid && !strcmp(uid, p->uid);
+  if (m->type == 'D' && same) {
+    snprintf(msg, cap,
+             "not sent: the pod no longer exists (its watch said so after the cycle "
+             "read it)");
+    return SINK_NOT_FOUND;
+  }
+  if (!same) {
+    snprintf(msg, cap,
+             "not sent: the pod was replaced by another of the same name (uid %s, the cycle "
+             "decided on %s)",
+             uid ? uid : "none", p->uid);
+    return SINK_ERROR;
+  }
+  if (strcmp(node ? node : "", p->node_name) != 0) {
+    snprintf(msg, cap, "not sent: the pod is on node \"%s\" now, the cycle decided on \"%s\"",
+             node ? node : "", p->node_name);
+    return SINK_ERROR;
+  }
+  if (del && del->type != DOC_NULL && !p->deleting) {
+    snprintf(msg, cap, "not sent: the pod is being deleted since the cycle read it");
+    return SINK_ERROR;
+  }
+  return SINK_EVICTED;
+}
+
 static sink_result recheck_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                                  char *msg, size_t cap) {
   recheck_sink *s = (recheck_sink *)self;
-  strbuf path = {0};
-  sb_append(&path, "/api/v1/namespaces/");
-  kube_path_escape(&path, p->ns);
-  sb_append(&path, "/pods/");
-  kube_path_escape(&path, p->name);
-  arena *a = arena_new(16 * 1024);
-  doc_node *root;
-  long status;
-  dserr err;
-  sink_result res = SINK_ERROR;
-  int rc = kube_get_doc(s->client, sb_str(&path), a, &root, &status, &err);
-  const char *uid = rc == 0 ? doc_str(doc_path(root, "metadata", "uid", NULL)) : NULL;
-  const char *node = rc == 0 ? doc_str(doc_path(root, "spec", "nodeName", NULL)) : NULL;
-  bool deleting = rc == 0 && doc_path(root, "metadata", "deletionTimestamp", NULL) &&
-                  doc_path(root, "metadata", "deletionTimestamp", NULL)->type != DOC_NULL;
-  bool send = false;
-  if (rc < 0 && status == 404) {
-    snprintf(msg, cap, "not sent: the pod no longer exists (the watch cache had not seen it go)");
-    res = SINK_NOT_FOUND;
-  } else if (rc < 0) {
-    snprintf(msg, cap, "not sent: the pod could not be read again before its eviction: %s",
-             err.msg);
-  } else if (!uid || strcmp(uid, p->uid) != 0) {
-    snprintf(msg, cap,
-             "not sent: the pod was replaced by another of the same name (uid %s, "
-             "the cycle decided on %s)",
-             uid ? uid : "none", p->uid);
-  } else if (strcmp(node ? node : "", p->node_name) != 0) {
-    snprintf(msg, cap, "not sent: the pod is on node \"%s\" now, the cycle decided on \"%s\"",
-             node ? node : "", p->node_name);
-  } else if (deleting && !p->deleting) {
-    snprintf(msg, cap, "not sent: the pod is being deleted since the cycle read it");
-  } else {
-    send = true;
-  }
-  if (send)
-    res = s->inner->evict(s->inner, p, req, msg, cap);
-  arena_free(a);
-  sb_free(&path);
-  return res;
+  sink_result res = local_check(s->cache, p, msg, cap);
+  if (res != SINK_EVICTED)
+    return res;
+  /* what the watch has not told yet, the API server checks as it evicts: a pod that is gone
+   * answers 404, and another pod of the same name fails the UID precondition (409) */
+  eviction_request checked = *req;
+  checked.precondition_uid = p->uid;
+  return s->inner->evict(s->inner, p, &checked, msg, cap);
 }
 
 static void recheck_event(eviction_sink *self, const pod *p, const char *type, const char *reason,
@@ -1304,11 +1333,11 @@ static void recheck_event(eviction_sink *self, const pod *p, const char *type, c
     s->inner->event(s->inner, p, type, reason, note);
 }
 
-void recheck_sink_init(recheck_sink *s, eviction_sink *inner, kube_client *client) {
+void recheck_sink_init(recheck_sink *s, eviction_sink *inner, watch_cache *cache) {
   memset(s, 0, sizeof *s);
   s->base.evict = recheck_evict;
   s->base.event = inner->event ? recheck_event : NULL;
   s->base.dry_run = inner->dry_run;
   s->inner = inner;
-  s->client = client;
+  s->cache = cache;
 }

@@ -109,16 +109,20 @@ int watch_framer_feed(watch_framer *f, const char *data, size_t len, watch_event
 void watch_framer_free(watch_framer *f);
 
 /* ---------- checking again before an eviction ----------
- * A cycle on the cache decides from what the watches said, which may be a moment old. This
- * sink wraps the live one: before each request it GETs the pod and sends nothing when the
- * pod is gone (SINK_NOT_FOUND), was replaced by another of the same name (its UID differs),
- * moved to another node or is being deleted (SINK_ERROR with the reason). */
+ * A cycle on the cache decides from what the watches said when it took its view; the watches
+ * go on meanwhile, their events waiting for the next pump. This sink wraps the live one.
+ * Before each request it looks at the pod's events that came since the view: nothing is sent
+ * when the pod is gone (SINK_NOT_FOUND), was replaced by another of the same name (its UID
+ * differs), moved to another node or is being deleted (SINK_ERROR with the reason). What the
+ * watch has not told yet the API server checks as it evicts: the request carries
+ * deleteOptions.preconditions.uid, so another pod of the same name is refused (409 Conflict)
+ * and a pod that is gone answers 404. Neither check costs a request of its own. */
 typedef struct {
   eviction_sink base;
   eviction_sink *inner; /* borrowed */
-  kube_client *client;  /* borrowed */
+  watch_cache *cache;   /* borrowed */
 } recheck_sink;
 
-void recheck_sink_init(recheck_sink *s, eviction_sink *inner, kube_client *client);
+void recheck_sink_init(recheck_sink *s, eviction_sink *inner, watch_cache *cache);
 
 #endif

@@ -423,6 +423,15 @@ def table(res, objs, version, include, meta):
 # ---------------------------------------------------------------------------
 # HTTP
 
+def _precondition_uid(body):
+    """An eviction body's deleteOptions.preconditions.uid, for the journal ("" when absent)."""
+    try:
+        d = json.loads(body or b"{}")
+        return str(((d.get("deleteOptions") or {}).get("preconditions") or {}).get("uid") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
 class _Truncated(Exception):
     pass
 
@@ -481,6 +490,7 @@ class Handler(BaseHTTPRequestHandler):
     status_sent = None     # journal: the status line sent, the Status message, list paging
     status_message = None
     list_continue = None
+    eviction_uid = None    # journal: an eviction's deleteOptions.preconditions.uid
     outcome = None
 
     def version_string(self):
@@ -627,6 +637,7 @@ class Handler(BaseHTTPRequestHandler):
     def dispatch(self, method):
         """One request; every one outside /_sim/ is recorded in the journal when done."""
         self.status_sent = self.status_message = self.list_continue = self.outcome = None
+        self.eviction_uid = None
         self.fault_text = None
         self.watch_fault = None
         t0 = time.time()
@@ -649,6 +660,8 @@ class Handler(BaseHTTPRequestHandler):
                     entry["message"] = self.status_message
                 if self.list_continue is not None:
                     entry["continue"] = self.list_continue
+                if self.eviction_uid is not None:
+                    entry["preconditionUid"] = self.eviction_uid
                 self.server.sim.record(entry)
                 with self.server.sim.counts_lock:
                     self.server.sim.in_flight -= 1
@@ -663,6 +676,8 @@ class Handler(BaseHTTPRequestHandler):
             path = unquote(url.path) or "/"
             query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
             body = self.read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+            if method == "POST" and path.endswith("/eviction"):
+                self.eviction_uid = _precondition_uid(body)
             if path.startswith("/_sim/") or path == "/_sim":
                 if not self.authenticated():
                     raise ApiError(401, "Unauthorized", "Unauthorized")

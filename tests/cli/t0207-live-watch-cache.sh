@@ -16,8 +16,11 @@
 #     A compaction while the pods' watch lags: its late events are ignored (the list has them);
 #     one whose list fails: no cycle runs until the list is retried and the compaction completes.
 #  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
-#     the check before the request sees the new UID; one deleted behind its back is not either
-#     (the check finds it gone); another pod of the same node is evicted.
+#     its eviction carries the UID the cycle decided on and the API server refuses it (409);
+#     one deleted behind its back is not either (404); another pod of the same node is evicted.
+#  3b. (simulator) Pods deleted, or being deleted, while the cycle runs (after its view was
+#     taken, before their turn): the events the watch brought meanwhile stop their evictions
+#     before any request is sent.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 POLICY=$ROOT/tests/data/live/watch-policy.yaml
@@ -389,20 +392,19 @@ kc taint node n1 dedicated=other:NoSchedule >/dev/null || fail "kubectl taint"
 for _ in $(seq 1 100); do grep -q '"Evicted pod" pod="default/p2"' "$TMP/err" && break; sleep 0.1; done
 wait_cycles 1
 stop_loop
-expect_err '"Error evicting pod" err="not sent: the pod was replaced by another of the same name (uid '
-expect_err 'the cycle decided on 11111111-1111-4111-8111-111111111111)" pod="default/p1"'
+expect_err '"Error evicting pod" err="Operation cannot be fulfilled on Pod \"p1\": the UID in the precondition (11111111-1111-4111-8111-111111111111) does not match the UID in record ('
 expect_err '"Evicted pod" pod="default/p2"'
-expect_err '"Error evicting pod" err="pod not found when evicting \"p3\": not sent: the pod no longer exists (the watch cache had not seen it go)" pod="default/p3"'
+expect_err '"Error evicting pod" err="pod not found when evicting \"p3\": pods \"p3\" not found" pod="default/p3"'
+# the cache, its events dropped, holds p2 after its eviction too: later cycles send it again
+# and the API server answers 404; it was evicted once
 checks=$((checks + 1))
-sim_ctl GET /_sim/journal | python3 -c '
-import json, sys
-posts = [e["path"] for e in json.load(sys.stdin)["items"] if e["method"] == "POST" and e["path"].endswith("/eviction")]
-assert "/api/v1/namespaces/default/pods/p1/eviction" not in posts, posts
-assert "/api/v1/namespaces/default/pods/p3/eviction" not in posts, posts
-assert posts.count("/api/v1/namespaces/default/pods/p2/eviction") == 1, posts
-' || fail "the replaced or deleted pod's eviction was sent, or p2's was not sent once"
+[ "$(grep -c '"Evicted pod" pod="default/p2"' "$TMP/err")" -eq 1 ] || fail "p2 was not evicted once"
+# the new p1 was refused, not evicted: it is still there, with a UID of its own
+checks=$((checks + 1))
+uid=$(kc get pod p1 -o jsonpath='{.metadata.uid}') || fail "the new p1 is gone"
+[ -n "$uid" ] && [ "$uid" != 11111111-1111-4111-8111-111111111111 ] || fail "p1's uid: '$uid'"
 # the timings line's wait= is the cycle's own requests as the client timed them: part of evict,
-# and not nothing in the cycle that re-read three pods and sent p2's eviction
+# and not nothing in the cycle that sent the three evictions
 checks=$((checks + 1))
 python3 - "$TMP/err" <<'EOF' || fail "the Cycle timings lines' wait= is missing or out of bounds"
 import re, sys
@@ -413,4 +415,44 @@ assert all(0 <= t["wait"] <= t["evict"] <= t["total"] for t in f), f
 assert any(t["wait"] > 0 for t in f), f
 print("wait= in %d cycles, at most %.6f s" % (len(f), max(t["wait"] for t in f)))
 EOF
+
+# ---------- 3b. pods deleted while the cycle runs: their events stop the requests ----------
+for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+SIM_PIDS=()
+python3 - "$TMP/small.json" "$TMP/three.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pods = [o for o in d["items"] if o["kind"] == "Pod"]
+for o, name in zip(pods, ("pa", "pb", "pc")):
+    o["metadata"]["name"] = name
+# pc's finalizer keeps it, being deleted, after its DELETE
+pods[2]["metadata"]["finalizers"] = ["example.com/hold"]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+# pa's eviction takes 3 s to answer: time enough to delete pb and pc meanwhile
+echo '[{"method":"POST","path":"/pods/pa/eviction$","latency":3,"count":1}]' >"$TMP/slow.json"
+sim_start "$TMP/three.json" --faults "$TMP/slow.json"
+"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/taints.yaml" \
+  --descheduling-interval 1s --v 3 >"$TMP/out" 2>"$TMP/err" &
+LOOP=$!
+wait_cycles 2
+kc taint node n1 dedicated=other:NoSchedule >/dev/null || fail "kubectl taint"
+for _ in $(seq 1 100); do
+  sim_ctl GET /_sim/requests | grep -q '/pods/pa/eviction' && break
+  sleep 0.1
+done
+kc delete pod pb --grace-period=0 --force >/dev/null 2>&1 || fail "kubectl delete pb"
+kc delete pod pc --wait=false >/dev/null || fail "kubectl delete pc"
+for _ in $(seq 1 100); do grep -q '"Evicted pod" pod="default/pa"' "$TMP/err" && break; sleep 0.1; done
+wait_cycles 1
+stop_loop
+expect_err '"Evicted pod" pod="default/pa"'
+expect_err '"Error evicting pod" err="pod not found when evicting \"pb\": not sent: the pod no longer exists (its watch said so after the cycle read it)" pod="default/pb"'
+expect_err '"Error evicting pod" err="not sent: the pod is being deleted since the cycle read it" pod="default/pc"'
+checks=$((checks + 1))
+sim_ctl GET /_sim/journal | python3 -c '
+import json, sys
+posts = [e["path"] for e in json.load(sys.stdin)["items"] if e["method"] == "POST" and e["path"].endswith("/eviction")]
+assert posts == ["/api/v1/namespaces/default/pods/pa/eviction"], posts
+' || fail "an eviction other than pa's was sent"
 echo "t0207: $checks checks"

@@ -23,8 +23,8 @@ the server knows:
             watch cache: unless every kind was synced, i.e. listed completely, and since its
             last failure (a failed list, a watch refused, a watch that ended in 410, the
             server restarting) listed completely again or, for a refused watch or a
-            restart, watched again with a 200; and the pod itself was read (GET, 200) just
-            before its eviction
+            restart, watched again with a 200; and the eviction carried its pod's UID as a
+            precondition (deleteOptions.preconditions.uid)
   limits    per cycle (a cycle starts with its first nodes page; on the watch cache, which
             sends no list per cycle, at the time its log says "Resetting pod evictor
             counters"), the evictions the server carried out (201, or KubeVirt's 429
@@ -163,8 +163,8 @@ EVICT_ERROR = r'^E.*"Error evicting pod" err='
 PLUGIN_SAYS = r'^E.*"eviction failed" err="the pod could not be evicted" plugin="LowNodeUtilization"'
 WATCH_LIST_FAILED = r'^E.*"Failed to list for the watch cache; it is not synced until a list succeeds" err="failed to list '
 NOT_SYNCED = r'^E.*"Failed to read the cluster state; nothing is evicted this cycle" err="the watch cache is not synced: '
-STALE_REFUSED = (EVICT_ERROR + r'"pod not found when evicting \\"[^"]*\\": not sent: the pod no longer exists '
-                 r'\(the watch cache had not seen it go\)"')
+STALE_REFUSED = (EVICT_ERROR + r'"pod not found when evicting \\"[^"]*\\": (pods \\"[^"]*\\" not found|not sent: the pod '
+                 r'no longer exists \(its watch said so after the cycle read it\))"')
 PLURAL = {p: p.rsplit("/", 1)[1] for p in LISTS}
 MODES = ("oneshot", "loop", "watch")
 
@@ -187,9 +187,9 @@ def on_cache(expect):
 def stale_cache_refusal(expect):
     """On the watch cache a cycle that starts right after a slow one (a fault made it longer than
     the interval) can decide before the DELETED event of a pod the previous cycle evicted has
-    arrived; the read before the eviction finds the pod gone and sends nothing. That refusal may
-    appear once (with the plugin's line for it); the journal checks still require a GET before
-    every eviction sent."""
+    arrived; the event, if it comes while the cycle runs, stops the request, or the API server
+    answers 404. That refusal may appear once (with the plugin's line for it); the journal
+    checks still require every eviction sent to carry the pod's UID as a precondition."""
     out, says = [], False
     for rx, low, high in expect:
         if rx == STALE_REFUSED:
@@ -539,9 +539,10 @@ def watch_kind(e):
 
 
 def check_input_watch(journal, cycle_starts):
-    """On the watch cache: every eviction follows a read of its pod, and every kind was synced
-    when its cycle began (what happens to a watch during the cycle does not change what the
-    cycle decided; the read of each pod is what catches a change)."""
+    """On the watch cache: every eviction carries its pod's UID as a precondition, and every
+    kind was synced when its cycle began (what happens to a watch during the cycle does not
+    change what the cycle decided; the precondition, and the events that came meanwhile, are
+    what catch a change)."""
     events = [(t, -1, "cycle", None, None) for t in cycle_starts if t is not None]  # (time, order, what, kind, entry)
     # a watch that ended in 410 is recorded when the server is done with it, which may be after
     # the client has begun to list again: it expired at the latest when that list began
@@ -565,12 +566,11 @@ def check_input_watch(journal, cycle_starts):
                 when = min([e.get("end") or e["t"]] + [t for t in list_starts.get(kind, []) if t > e["t"]])
                 events.append((when, 0.5, "watch-expired", kind, e))
             continue
-        if is_eviction(e) or (e["method"] == "GET" and "/pods/" in e["path"]):
-            events.append((e["t"], 2, "evict" if is_eviction(e) else "get-pod", None, e))
+        if is_eviction(e):
+            events.append((e["t"], 2, "evict", None, e))
     events.sort(key=lambda x: (x[0], x[1]))
     state = {k: "unlisted" for k in LISTS}  # unlisted | synced | needs-list | needs-watch
     running = {}
-    last_get = {}
     problems = []
     at_cycle_start = []
     for t, _, what, kind, x in events:
@@ -604,18 +604,12 @@ def check_input_watch(journal, cycle_starts):
         elif what == "watch-expired":
             if state[kind] != "unlisted":
                 state[kind] = "needs-list"
-        elif what == "get-pod":
-            if x["status"] == 200:
-                last_get[x["path"]] = t
         elif what == "evict":
             if at_cycle_start:
                 problems.append("eviction %s sent in a cycle that began with the cache not synced (%s)"
                                 % (x["path"], ", ".join(at_cycle_start)))
-            pod = x["path"][:-len("/eviction")]
-            if pod not in last_get:
-                problems.append("eviction %s sent without reading the pod first" % x["path"])
-            else:
-                del last_get[pod]
+            if not x.get("preconditionUid"):
+                problems.append("eviction %s sent without its pod's UID as a precondition" % x["path"])
     return problems
 
 
@@ -723,8 +717,7 @@ def self_test():
         return {"method": "GET", "path": p, "query": "allowWatchBookmarks=true&resourceVersion=5&watch=true",
                 "status": status, "outcome": outcome, "fault": fault}
 
-    get = {"method": "GET", "path": "/api/v1/namespaces/apps/pods/web-n1-0", "query": "", "status": 200,
-           "outcome": "sent", "fault": None}
+    uev = dict(ev, preconditionUid="0f4b6c1e-0000-4000-8000-000000000001")
     opened = read() + [watch(p) for p in LISTS]
 
     def cycle_then(entries, tail):
@@ -732,19 +725,19 @@ def self_test():
         j = timed(entries + tail)
         return j, [100.0 + len(entries) - 0.5]
 
-    assert check_input_watch(*cycle_then(opened, [get, ev])) == [], "a synced cache was refused"
-    assert check_input_watch(*cycle_then(opened, [ev])), "an eviction without reading its pod first was not seen"
-    assert check_input_watch(*cycle_then(read("/api/v1/pods"), [get, ev])), "an incomplete first list was not seen"
+    assert check_input_watch(*cycle_then(opened, [uev])) == [], "a synced cache was refused"
+    assert check_input_watch(*cycle_then(opened, [ev])), "an eviction without its UID precondition was not seen"
+    assert check_input_watch(*cycle_then(read("/api/v1/pods"), [uev])), "an incomplete first list was not seen"
     refused = opened + [watch("/api/v1/pods", 503, fault="status=503")]
-    assert check_input_watch(*cycle_then(refused, [get, ev])), "a cycle begun while a watch was refused was not seen"
-    assert check_input_watch(*cycle_then(refused + [watch("/api/v1/pods")], [get, ev])) == [], \
+    assert check_input_watch(*cycle_then(refused, [uev])), "a cycle begun while a watch was refused was not seen"
+    assert check_input_watch(*cycle_then(refused + [watch("/api/v1/pods")], [uev])) == [], \
         "a watch open again refused"
-    assert check_input_watch(*cycle_then(opened, [watch("/api/v1/pods", 503, fault="status=503"), get, ev])) == [], \
+    assert check_input_watch(*cycle_then(opened, [watch("/api/v1/pods", 503, fault="status=503"), uev])) == [], \
         "a watch refused after the cycle began was taken against it"
     expired = opened[:-1] + [watch(LISTS[-1], outcome="expired", fault="watchExpire=1")]
-    assert check_input_watch(*cycle_then(expired + [watch(LISTS[-1])], [get, ev])), "an expired watch not needing a list"
+    assert check_input_watch(*cycle_then(expired + [watch(LISTS[-1])], [uev])), "an expired watch not needing a list"
     restart = {"method": "RESTART", "path": "", "query": "", "status": 0, "outcome": "restart", "fault": None}
-    assert check_input_watch(*cycle_then(opened + [restart], [get, ev])), "a cycle right after a restart was not seen"
+    assert check_input_watch(*cycle_then(opened + [restart], [uev])), "a cycle right after a restart was not seen"
     assert check_limits(timed(evs), nodes, [0.0]) != ([], 4), "four evictions in one cycle (by the log) not seen"
     assert check_limits(timed(evs), nodes, [0.0, 102.0])[0] == [], "two cycles (by the log) taken as one"
 
@@ -915,7 +908,7 @@ def render(results):
             "failed list request that was not retried successfully; on the watch cache, unless every kind was "
             "listed completely and, since its last failure (a failed list, a refused watch, a watch ended by 410, "
             "the server restarting), listed again or (refused watch, restart) watched again with a 200, and the "
-            "pod was read (GET 200) just before |" % len(LISTS),
+            "eviction carried its pod's UID as a precondition (`deleteOptions.preconditions.uid`) |" % len(LISTS),
             "| limits | server-side: per cycle (on the watch cache, which lists nothing per cycle, cycles start at "
             "the log's \"Resetting pod evictor counters\" times), evictions carried out (201, or KubeVirt's 429 \"%s\") ≤ "
             "`maxNoOfPodsToEvictTotal` (%d) and per node ≤ `maxNoOfPodsToEvictPerNode` (%d); an eviction whose "
@@ -954,7 +947,7 @@ def render(results):
             "- A one-shot run that cannot reach the API server at start exits 1 at once; the next run recovers.",
             "- On the watch cache a kind whose list or watch failed makes every cycle evict nothing until it is listed "
             "or watched again; a watch that ends is opened again from its resourceVersion; 410 lists that kind "
-            "again; every pod is read again just before its eviction. A compaction's lists count as any other: "
+            "again; every eviction carries its pod's UID as a precondition. A compaction's lists count as any other: "
             "while one has failed, cycles evict nothing.",
             ""]
     return "\n".join(out)

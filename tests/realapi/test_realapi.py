@@ -21,7 +21,8 @@ and runs the real binary ($DESCHEDULER, default build/descheduler) against it:
   watch cache is off (--watch-cache=false: watches are served by etcd, as the apiserver's cache
   would after falling behind), so that a watch opened again after a compaction gets 410 from
   the real server; the descheduler lists those kinds again and its decisions still follow the
-  cluster.
+  cluster. Its evictions carry the pod's UID as a precondition, and the server refuses an
+  eviction whose UID precondition is another pod's (409).
 """
 
 import copy
@@ -387,6 +388,30 @@ class WatchCacheAcrossCompactions(LoopAcrossCompactions):
         self.assertTrue(expired, "no kind was listed again after a compaction:\n" + log[-3000:])
         self.assertIn('"The watch cannot go on; listing again"', log)
         self.assertNotIn("the watch cache is not synced", log)
+        # its evictions carried the pod's UID as a precondition (src/kube/watch.c), which this
+        # server accepted: web-0 and web-2 were evicted
+
+    def test_the_server_refuses_an_eviction_for_another_uid(self):
+        """What the check before each eviction relies on: the real eviction subresource refuses
+        deleteOptions.preconditions.uid that is not the pod's (409), and takes the right one."""
+        sim = self.sim
+        code, _, created = sim.request("POST", "/api/v1/namespaces/apps/pods", pod("uid-0", "n2"))
+        self.assertEqual(code, 201, created)
+        path = "/api/v1/namespaces/apps/pods/uid-0/eviction"
+
+        def evict(uid):
+            return sim.request("POST", path, {"apiVersion": "policy/v1", "kind": "Eviction",
+                                              "metadata": {"name": "uid-0", "namespace": "apps"},
+                                              "deleteOptions": {"preconditions": {"uid": uid}}})
+
+        code, _, body = evict("00000000-0000-4000-8000-000000000000")
+        self.assertEqual(code, 409, body)
+        self.assertIn("the UID in the precondition (00000000-0000-4000-8000-000000000000) does not match the UID "
+                      "in record (%s)" % created["metadata"]["uid"], json.dumps(body))
+        self.assertEqual(sim.get("/api/v1/namespaces/apps/pods/uid-0")[0], 200)
+        code, _, body = evict(created["metadata"]["uid"])
+        self.assertEqual(code, 201, body)
+        sim.wait_for(lambda: sim.get("/api/v1/namespaces/apps/pods/uid-0")[0] == 404, timeout=15, what="uid-0 gone")
 
 
 if __name__ == "__main__":
