@@ -26,7 +26,8 @@ total, the model's bytes per pod, and the resident memory at the cycle's end; in
 also "shared", the bytes the watch cache's objects share, which its compactions free;
 docs/performance.md); LIST and WATCH requests per cycle and evictions from the
 simulator's request counts (GET /_sim/requests); "server evict": the seconds the simulator
-spent answering the cycle's pod reads (the re-check before each eviction) and eviction
+spent answering the cycle's pod reads (a binary before 2026-12-04 read each pod again before
+its eviction; this one sends none: serverRead is 0) and eviction
 requests, from its request journal (GET /_sim/journal; the JSON adds serverEvent, the Events',
 sent beside the cycle), and "total-server": the cycle without them, the part that is the
 binary's; "total-wait": the cycle without its requests as the binary itself timed them
@@ -141,7 +142,7 @@ class Sim:
 
     def take_eviction_time(self):
         """Seconds the simulator spent answering the pod reads (GET of one pod: the re-check
-        before an eviction) and eviction requests it served since the last call, from its request
+        before an eviction, which binaries before 2026-12-04 sent) and eviction requests it served since the last call, from its request
         journal (each request's end minus its start): the part of an eviction phase that is the
         server's, which no client can go below. The Events' share is kept apart
         (last_eviction_parts["event"]): they are sent in the background, beside the cycle."""
