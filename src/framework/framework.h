@@ -37,9 +37,6 @@ typedef struct {
   const char *profile, *strategy, *reason;
   bool has_grace_period;
   int64_t grace_period_seconds;
-  /* set: the eviction carries deleteOptions.preconditions.uid, so that the API server refuses
-   * it (409) when the pod of that name is no longer this one */
-  const char *precondition_uid;
 } eviction_request;
 
 typedef struct eviction_sink {

@@ -280,10 +280,12 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   sb_append(&body, ",\"requested-by\":\"sigs.k8s.io/descheduler\"}},\"deleteOptions\":{");
   if (req->has_grace_period)
     sb_printf(&body, "\"gracePeriodSeconds\":%lld", (long long)req->grace_period_seconds);
-  if (req->precondition_uid) {
+  /* the pod the cycle decided on, not another of the same name created since: the API server
+   * checks the UID in the eviction itself and answers 409 for another pod */
+  if (*p->uid) {
     sb_append(&body, req->has_grace_period ? ",\"preconditions\":{\"uid\":"
                                            : "\"preconditions\":{\"uid\":");
-    sb_append_json_str(&body, req->precondition_uid);
+    sb_append_json_str(&body, p->uid);
     sb_append(&body, "}");
   }
   sb_append(&body, "}}");

@@ -92,8 +92,10 @@ typedef struct {
 } live_sink;
 
 /* A sink that POSTs evictions (dry_run false) or only records them (dry_run true, upstream's
- * --dry-run: "Evicted pod in dry run mode", no API call, no events). Events are queued to
- * `events` (events.h: sent in the background by a client of their own). */
+ * --dry-run: "Evicted pod in dry run mode", no API call, no events). Each Eviction carries the
+ * pod's UID as deleteOptions.preconditions.uid (upstream sends none): the API server refuses
+ * it (409) when the pod of that name is another one, created since the cycle read it. Events
+ * are queued to `events` (events.h: sent in the background by a client of their own). */
 void live_sink_init(live_sink *s, kube_client *c, event_sender *events, const char *group_version,
                     const char *hostname, bool dry_run, volatile sig_atomic_t *stop);
 

@@ -1320,10 +1320,9 @@ static sink_result recheck_evict(eviction_sink *self, const pod *p, const evicti
   if (res != SINK_EVICTED)
     return res;
   /* what the watch has not told yet, the API server checks as it evicts: a pod that is gone
-   * answers 404, and another pod of the same name fails the UID precondition (409) */
-  eviction_request checked = *req;
-  checked.precondition_uid = p->uid;
-  return s->inner->evict(s->inner, p, &checked, msg, cap);
+   * answers 404, and another pod of the same name fails the UID precondition that every
+   * eviction carries (409; live_sink, cluster.h) */
+  return s->inner->evict(s->inner, p, req, msg, cap);
 }
 
 static void recheck_event(eviction_sink *self, const pod *p, const char *type, const char *reason,

@@ -114,9 +114,10 @@ void watch_framer_free(watch_framer *f);
  * Before each request it looks at the pod's events that came since the view: nothing is sent
  * when the pod is gone (SINK_NOT_FOUND), was replaced by another of the same name (its UID
  * differs), moved to another node or is being deleted (SINK_ERROR with the reason). What the
- * watch has not told yet the API server checks as it evicts: the request carries
- * deleteOptions.preconditions.uid, so another pod of the same name is refused (409 Conflict)
- * and a pod that is gone answers 404. Neither check costs a request of its own. */
+ * watch has not told yet the API server checks as it evicts: every eviction carries
+ * deleteOptions.preconditions.uid (live_sink, cluster.h), so another pod of the same name is
+ * refused (409 Conflict) and a pod that is gone answers 404. Neither check costs a request of
+ * its own. */
 typedef struct {
   eviction_sink base;
   eviction_sink *inner; /* borrowed */

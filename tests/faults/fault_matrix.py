@@ -17,14 +17,14 @@ the server knows:
 
   crash     the process neither crashed nor died of a signal; a one-shot run exits 0, or 1
             where it is meant to give up; a loop ends with 0 on SIGTERM
-  input     no eviction request reached the server unless, after the last failed list
-            request (one not retried successfully), every kind the cycle reads had been
+  input     every eviction carried its pod's UID as a precondition
+            (deleteOptions.preconditions.uid), and none reached the server unless, after
+            the last failed list request (one not retried successfully), every kind the cycle reads had been
             listed completely again: all pages answered 200 and whole (journal). On the
             watch cache: unless every kind was synced, i.e. listed completely, and since its
             last failure (a failed list, a watch refused, a watch that ended in 410, the
             server restarting) listed completely again or, for a refused watch or a
-            restart, watched again with a 200; and the eviction carried its pod's UID as a
-            precondition (deleteOptions.preconditions.uid)
+            restart, watched again with a 200
   limits    per cycle (a cycle starts with its first nodes page; on the watch cache, which
             sends no list per cycle, at the time its log says "Resetting pod evictor
             counters"), the evictions the server carried out (201, or KubeVirt's 429
@@ -484,7 +484,8 @@ def accepted(e):
 
 
 def check_input(journal):
-    """Every eviction follows complete lists of every kind made after the last unrecovered failure."""
+    """Every eviction follows complete lists of every kind made after the last unrecovered failure,
+    and carries its pod's UID as a precondition."""
     problems = []
     complete = {k: False for k in LISTS}
     running = {}
@@ -518,6 +519,8 @@ def check_input(journal):
             missing = [k for k in LISTS if not complete[k]]
             if missing:
                 problems.append("eviction %s sent after an incomplete read (%s)" % (e["path"], ", ".join(missing)))
+            if not e.get("preconditionUid"):
+                problems.append("eviction %s sent without its pod's UID as a precondition" % e["path"])
     return problems
 
 
@@ -690,8 +693,9 @@ def self_test():
         return out
 
     ev = {"method": "POST", "path": "/api/v1/namespaces/apps/pods/web-n1-0/eviction", "query": "", "status": 201,
-          "outcome": "sent", "fault": None}
+          "outcome": "sent", "fault": None, "preconditionUid": "0f4b6c1e-0000-4000-8000-000000000001"}
     assert check_input(read() + [ev]) == [], "a complete read was refused"
+    assert check_input(read() + [dict(ev, preconditionUid="")]), "an eviction without its UID precondition was not seen"
     assert check_input(read("/api/v1/pods") + [ev]), "an eviction after a failed page was not seen"
     assert check_input(read("/api/v1/pods", retried=True) + [ev]) == [], "a retried page was refused"
     assert check_input(read("/api/v1/pods") + read() + [ev]) == [], "a later complete read was refused"
@@ -717,7 +721,7 @@ def self_test():
         return {"method": "GET", "path": p, "query": "allowWatchBookmarks=true&resourceVersion=5&watch=true",
                 "status": status, "outcome": outcome, "fault": fault}
 
-    uev = dict(ev, preconditionUid="0f4b6c1e-0000-4000-8000-000000000001")
+    uev = ev
     opened = read() + [watch(p) for p in LISTS]
 
     def cycle_then(entries, tail):
@@ -726,7 +730,8 @@ def self_test():
         return j, [100.0 + len(entries) - 0.5]
 
     assert check_input_watch(*cycle_then(opened, [uev])) == [], "a synced cache was refused"
-    assert check_input_watch(*cycle_then(opened, [ev])), "an eviction without its UID precondition was not seen"
+    assert check_input_watch(*cycle_then(opened, [dict(ev, preconditionUid="")])), \
+        "an eviction without its UID precondition was not seen"
     assert check_input_watch(*cycle_then(read("/api/v1/pods"), [uev])), "an incomplete first list was not seen"
     refused = opened + [watch("/api/v1/pods", 503, fault="status=503")]
     assert check_input_watch(*cycle_then(refused, [uev])), "a cycle begun while a watch was refused was not seen"
@@ -903,12 +908,12 @@ def render(results):
             "| invariant | checked how |", "|---|---|",
             "| crash | no signal, no sanitizer text; one-shot exit 0 (1 where the run is meant to give up); a loop "
             "exits 0 on SIGTERM, or by itself with 0 when it lost its lease |",
-            "| input | server-side, from the simulator's request journal: no eviction request arrived unless every "
+            "| input | server-side, from the simulator's request journal: every eviction carried its pod's UID as a "
+            "precondition (`deleteOptions.preconditions.uid`), and no eviction request arrived unless every "
             "kind the cycle reads (%d lists) had been listed completely, every page 200 and whole, after the last "
             "failed list request that was not retried successfully; on the watch cache, unless every kind was "
             "listed completely and, since its last failure (a failed list, a refused watch, a watch ended by 410, "
-            "the server restarting), listed again or (refused watch, restart) watched again with a 200, and the "
-            "eviction carried its pod's UID as a precondition (`deleteOptions.preconditions.uid`) |" % len(LISTS),
+            "the server restarting), listed again or (refused watch, restart) watched again with a 200 |" % len(LISTS),
             "| limits | server-side: per cycle (on the watch cache, which lists nothing per cycle, cycles start at "
             "the log's \"Resetting pod evictor counters\" times), evictions carried out (201, or KubeVirt's 429 \"%s\") ≤ "
             "`maxNoOfPodsToEvictTotal` (%d) and per node ≤ `maxNoOfPodsToEvictPerNode` (%d); an eviction whose "
