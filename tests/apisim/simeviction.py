@@ -7,7 +7,8 @@ a webhook's result), then: terminal/pending/terminating pods are deleted
 without a PDB check; more than one matching PDB is a 500; an unready pod is
 let go when the budget is already met (or the PDB says AlwaysAllow);
 otherwise `disruptionsAllowed == 0` is the 429 with the `DisruptionBudget`
-cause.  Success is 201 with a `Success` Status and the pod is deleted at once
+cause; the delete that ends an eviction checks `deleteOptions.preconditions.uid`
+(409 for another pod of that name).  Success is 201 with a `Success` Status and the pod is deleted at once
 (the simulator has no kubelet, so graceful termination takes no time).
 
 There is no disruption controller either: a PDB's status is computed from the
@@ -122,14 +123,10 @@ def evict(store, registry, kubevirt, ns, name, body, dry_run_param):
             if deny is not None:
                 raise ApiError(429, "", 'admission webhook "%s" denied the request: %s'
                                % ("virt-launcher-eviction-interceptor.kubevirt.io", deny))
-        pre = opts.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != entry.uid:
-            raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on Pod "%s": the UID in the precondition '
-                           "(%s) does not match the UID in record (%s). The object might have been deleted and then "
-                           "recreated" % (name, pre["uid"], entry.uid))
+        uid = (opts.get("preconditions") or {}).get("uid")
         phase = (pod.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed", "Pending") or pod["metadata"].get("deletionTimestamp"):
-            return _delete(store, pods_res, ns, name, dry_run)
+            return _delete(store, pods_res, ns, name, dry_run, entry, uid)
         pdbs = []
         if entry.labels:
             for pe in store.entries(registry.get("policy", "v1", "poddisruptionbudgets"), ns):
@@ -145,18 +142,27 @@ def evict(store, registry, kubevirt, ns, name, body, dry_run_param):
             st = pdb_status(store, pods_res, pdb)
             if not entry.info.ready:
                 if (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow":
-                    return _delete(store, pods_res, ns, name, dry_run)
+                    return _delete(store, pods_res, ns, name, dry_run, entry, uid)
                 if st["currentHealthy"] >= st["desiredHealthy"] and st["desiredHealthy"] > 0:
-                    return _delete(store, pods_res, ns, name, dry_run)
+                    return _delete(store, pods_res, ns, name, dry_run, entry, uid)
             if st["disruptionsAllowed"] <= 0:
                 details = {"causes": [{"reason": "DisruptionBudget",
                                        "message": "The disruption budget %s needs %d healthy pods and has %d currently"
                                        % (pdb["metadata"]["name"], st["desiredHealthy"], st["currentHealthy"])}]}
                 raise ApiError(429, "TooManyRequests", PDB_MESSAGE, details)
-        return _delete(store, pods_res, ns, name, dry_run)
+        return _delete(store, pods_res, ns, name, dry_run, entry, uid)
 
 
-def _delete(store, pods_res, ns, name, dry_run):
+def _delete(store, pods_res, ns, name, dry_run, entry, uid):
+    """The delete that ends an eviction; its UID precondition is checked here, after the PDB
+    checks, as kube-apiserver checks it in the delete (so a pod whose budget is spent answers
+    429 whatever its UID). kube-apiserver has taken one disruption of the budget by then, which
+    a refused delete leaves taken until the disruption controller gives it back; the simulator
+    computes budgets from the pods and keeps no such record."""
+    if uid and uid != entry.uid:
+        raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on Pod "%s": the UID in the precondition '
+                       "(%s) does not match the UID in record (%s). The object might have been deleted and then "
+                       "recreated" % (name, uid, entry.uid))
     if not dry_run:
         def disrupt(p):
             conds = p.setdefault("status", {}).setdefault("conditions", [])

@@ -40,6 +40,12 @@ class Eviction(unittest.TestCase):
                                                                  "pods and has 3 currently"}]},
                               "code": 429})
         self.assertEqual(self.sim.get(PODS + "/" + name)[0], 200, "the pod stays")
+        # the UID precondition is checked by the delete that ends an eviction, after the budget
+        # (pkg/registry/core/pod/storage/eviction.go): a spent budget answers first
+        code, _, st = self.sim.request("POST", PODS + "/%s/eviction" % name,
+                                       {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name},
+                                        "deleteOptions": {"preconditions": {"uid": "x"}}})
+        self.assertEqual((code, st["reason"]), (429, "TooManyRequests"))
 
     def test_allowed_eviction_deletes_pod_and_spends_the_budget(self):
         first, second = self.pods("api")
