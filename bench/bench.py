@@ -27,9 +27,9 @@ also "shared", the bytes the watch cache's objects share, which its compactions 
 docs/performance.md); LIST and WATCH requests per cycle and evictions from the
 simulator's request counts (GET /_sim/requests); "server evict": the seconds the simulator
 spent answering the cycle's pod reads (a binary before 2026-12-04 read each pod again before
-its eviction; this one sends none: serverRead is 0) and eviction
-requests, from its request journal (GET /_sim/journal; the JSON adds serverEvent, the Events',
-sent beside the cycle), and "total-server": the cycle without them, the part that is the
+its eviction; this one sends none: serverRead is 0) and eviction requests, from its request
+journal (GET /_sim/journal; the JSON adds serverEvent, the Events', sent beside the cycle),
+and "total-server": the cycle without them, the part that is the
 binary's; "total-wait": the cycle without its requests as the binary itself timed them
 (the line's wait=), which also leaves out the time a request queued in a busy simulator
 before its journal saw it. Each figure is printed as min/median over the repeats;
@@ -142,9 +142,9 @@ class Sim:
 
     def take_eviction_time(self):
         """Seconds the simulator spent answering the pod reads (GET of one pod: the re-check
-        before an eviction, which binaries before 2026-12-04 sent) and eviction requests it served since the last call, from its request
-        journal (each request's end minus its start): the part of an eviction phase that is the
-        server's, which no client can go below. The Events' share is kept apart
+        before an eviction, which binaries before 2026-12-04 sent) and eviction requests it
+        served since the last call, from its request journal (each request's end minus its
+        start): the part of an eviction phase that is the server's, which no client can go below. The Events' share is kept apart
         (last_eviction_parts["event"]): they are sent in the background, beside the cycle."""
         items = self.call("GET", "journal")["items"]
         parts = {"read": 0.0, "eviction": 0.0, "event": 0.0}

@@ -27,9 +27,9 @@ min / median / max per eviction; then min / median over the runs. --json writes 
 import argparse
 import datetime
 import json
+import math
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,7 +127,7 @@ def main():
         # enough tainted nodes for every run's evictions, a third more for PDB refusals
         nodes = [n.split("/", 1)[1] for n in
                  subprocess.check_output(["kubectl", "--kubeconfig", kc, "get", "nodes", "-o", "name"], text=True).split()]
-        need = -(-a.evictions * a.repeat * 4 // 3 * a.nodes // a.pods)
+        need = math.ceil(a.evictions * a.repeat * 4 / 3 * a.nodes / a.pods)
         if need > len(nodes):
             sys.exit("eviction_floor: %d runs of %d evictions need more pods than %d" % (a.repeat, a.evictions, a.pods))
         subprocess.check_call(["kubectl", "--kubeconfig", kc, "taint", "nodes"] + nodes[:need] +
@@ -145,16 +145,18 @@ def main():
             time.sleep(1.5)  # the audit log is written behind the answers
             ev = evictions_in(os.path.join(d, "audit.log"), since)
             secs = [e["seconds"] for e in ev]
-            runs.append({"evictions": len(ev), "codes": sorted({e["code"] for e in ev}), "evict": t.get("evict"),
-                         "wait": t.get("wait"), "serverSum": sum(secs),
-                         "serverEach": summary(secs) and dict(summary(secs), max=max(secs))})
-            r = runs[-1]
+            if len(secs) < a.evictions:
+                raise RuntimeError("run %d sent %d evictions, not %d: the tainted nodes ran out of pods"
+                                   % (i + 1, len(secs), a.evictions))
+            r = {"evictions": len(ev), "codes": sorted({e["code"] for e in ev}), "evict": t.get("evict"),
+                 "wait": t.get("wait"), "serverSum": sum(secs), "serverEach": dict(summary(secs), max=max(secs))}
+            runs.append(r)
             print("run %d: %d evictions (HTTP %s); the binary's evict phase %.3f s, waiting on them %.3f s; "
                   "the server's own time %.3f s, per eviction %.1f / %.1f / %.1f ms (min / median / max)"
                   % (i + 1, r["evictions"], ",".join(str(c) for c in r["codes"]), r["evict"] or 0, r["wait"] or 0,
-                     r["serverSum"], 1000 * min(secs or [0]), 1000 * statistics.median(secs or [0]),
-                     1000 * max(secs or [0])), flush=True)
-        each = [e for r in runs for e in (r["serverEach"] or {}).get("runs", [])]
+                     r["serverSum"], 1000 * r["serverEach"]["min"], 1000 * r["serverEach"]["median"],
+                     1000 * r["serverEach"]["max"]), flush=True)
+        each = [e for r in runs for e in r["serverEach"]["runs"]]
         out = {"nodes": a.nodes, "pods": a.pods, "webhook": a.keep_webhook, "runs": runs,
                "evict": summary([r["evict"] for r in runs]), "wait": summary([r["wait"] for r in runs]),
                "serverSum": summary([r["serverSum"] for r in runs]), "perEviction": summary(each)}

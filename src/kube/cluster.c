@@ -283,8 +283,8 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   /* the pod the cycle decided on, not another of the same name created since: the API server
    * checks the UID in the eviction itself and answers 409 for another pod */
   if (*p->uid) {
-    sb_append(&body, req->has_grace_period ? ",\"preconditions\":{\"uid\":"
-                                           : "\"preconditions\":{\"uid\":");
+    sb_append(&body, req->has_grace_period ? "," : "");
+    sb_append(&body, "\"preconditions\":{\"uid\":");
     sb_append_json_str(&body, p->uid);
     sb_append(&body, "}");
   }

@@ -53,11 +53,12 @@ int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
  * the model because it does not decode (object: "namespace/name"). */
 void kube_object_skipped(const char *kind, const char *object, const char *why);
 
-/* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
 /* The Accept header of a LIST of kind: protobuf for the kinds the decoders read from it
  * (decode_pb_schema), as client-go asks for them; NULL (JSON) for the others. Watches stay
  * JSON (a cycle's events are few and small). */
 const char *kube_list_accept(const char *kind);
+
+/* One paged LIST (path like "/api/v1/nodes", kind the items' kind) into m. */
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                    dserr *err);
 

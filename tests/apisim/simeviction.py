@@ -8,8 +8,9 @@ without a PDB check; more than one matching PDB is a 500; an unready pod is
 let go when the budget is already met (or the PDB says AlwaysAllow);
 otherwise `disruptionsAllowed == 0` is the 429 with the `DisruptionBudget`
 cause; the delete that ends an eviction checks `deleteOptions.preconditions.uid`
-(409 for another pod of that name).  Success is 201 with a `Success` Status and the pod is deleted at once
-(the simulator has no kubelet, so graceful termination takes no time).
+(409 for another pod of that name).  Success is 201 with a `Success` Status and
+the pod is deleted at once (the simulator has no kubelet, so graceful
+termination takes no time).
 
 There is no disruption controller either: a PDB's status is computed from the
 pods it selects whenever it is needed, and `refresh_pdb_status()` writes it

@@ -55,6 +55,18 @@ wait_cycles() { # N: until N more cycles have run (at most 60 s)
   done
   fail "fewer than $want cycles after 60 s"
 }
+stop_sims() { # the simulators started so far, before a part starts its own
+  for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  SIM_PIDS=()
+}
+taint_loop() { # SNAPSHOT FAULTS: a simulator with those faults, and a loop that evicts on it
+  #   (policy taints.yaml, written by part 3), once it has run two cycles
+  sim_start "$1" --faults "$2"
+  "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/taints.yaml" \
+    --descheduling-interval 1s --v 3 >"$TMP/out" 2>"$TMP/err" &
+  LOOP=$!
+  wait_cycles 2
+}
 # same_as_fresh_list NAME: the last cycle of the loop and a one-shot run on a fresh list made
 # the same decision for every pod and node
 same_as_fresh_list() {
@@ -236,8 +248,7 @@ fi
 # ---------- 2. watch faults ----------
 fault_case() { # NAME RULES-JSON [extra loop flags]: a fresh simulator whose pod watches misbehave
   local name=$1 rules=$2; shift 2
-  for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  SIM_PIDS=()
+  stop_sims
   echo "$rules" >"$TMP/$name.faults.json"
   sim_start "$CLUSTER" --faults "$TMP/$name.faults.json"
   start_loop "$name" "$@"
@@ -310,8 +321,7 @@ EOF
 
 # a compaction while the pods' watch lags 3 s behind: a pod created and deleted meanwhile is
 # not in the new list, and its late events, not newer than the list, are ignored
-for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-SIM_PIDS=()
+stop_sims
 echo '[{"verb":"watch","path":"^/api/v1/pods$","watchDelay":3}]' >"$TMP/lag.faults.json"
 sim_start "$CLUSTER" --faults "$TMP/lag.faults.json"
 start_loop lag --v 4 --watch-cache-compact-bytes 1
@@ -351,8 +361,7 @@ checks=$((checks + 1))
 ! grep -q watch-test-ghost "$TMP/lag.jsonl" || fail "a cycle saw the pod created and deleted while the watch lagged"
 
 # ---------- 3. a pod replaced behind the cache's back is not evicted ----------
-for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-SIM_PIDS=()
+stop_sims
 cat >"$TMP/small.json" <<'EOF'
 {"apiVersion":"v1","kind":"List","items":[
  {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True"}]}},
@@ -375,11 +384,7 @@ profiles:
       enabled: [RemovePodsViolatingNodeTaints]
 EOF
 echo '[{"verb":"watch","path":"^/api/v1/pods$","watchDrop":true}]' >"$TMP/drop.json"
-sim_start "$TMP/small.json" --faults "$TMP/drop.json"
-"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/taints.yaml" \
-  --descheduling-interval 1s --v 3 >"$TMP/out" 2>"$TMP/err" &
-LOOP=$!
-wait_cycles 2
+taint_loop "$TMP/small.json" "$TMP/drop.json"
 kc delete pod p1 --wait=false >/dev/null || fail "kubectl delete p1"
 kc get pod p1 -o name >/dev/null 2>&1 && { kc delete pod p1 --grace-period=0 --force >/dev/null 2>&1; }
 cat >"$TMP/p1.json" <<'EOF'
@@ -417,8 +422,7 @@ print("wait= in %d cycles, at most %.6f s" % (len(f), max(t["wait"] for t in f))
 EOF
 
 # ---------- 3b. pods deleted while the cycle runs: their events stop the requests ----------
-for p in "${SIM_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-SIM_PIDS=()
+stop_sims
 python3 - "$TMP/small.json" "$TMP/three.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -431,11 +435,7 @@ json.dump(d, open(sys.argv[2], "w"))
 EOF
 # pa's eviction takes 3 s to answer: time enough to delete pb and pc meanwhile
 echo '[{"method":"POST","path":"/pods/pa/eviction$","latency":3,"count":1}]' >"$TMP/slow.json"
-sim_start "$TMP/three.json" --faults "$TMP/slow.json"
-"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --policy-config-file "$TMP/taints.yaml" \
-  --descheduling-interval 1s --v 3 >"$TMP/out" 2>"$TMP/err" &
-LOOP=$!
-wait_cycles 2
+taint_loop "$TMP/three.json" "$TMP/slow.json"
 kc taint node n1 dedicated=other:NoSchedule >/dev/null || fail "kubectl taint"
 for _ in $(seq 1 100); do
   sim_ctl GET /_sim/requests | grep -q '/pods/pa/eviction' && break

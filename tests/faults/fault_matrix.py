@@ -19,9 +19,9 @@ the server knows:
             where it is meant to give up; a loop ends with 0 on SIGTERM
   input     every eviction carried its pod's UID as a precondition
             (deleteOptions.preconditions.uid), and none reached the server unless, after
-            the last failed list request (one not retried successfully), every kind the cycle reads had been
-            listed completely again: all pages answered 200 and whole (journal). On the
-            watch cache: unless every kind was synced, i.e. listed completely, and since its
+            the last failed list request (one not retried successfully), every kind the
+            cycle reads had been listed completely again: all pages answered 200 and whole
+            (journal). On the watch cache: unless every kind was synced, i.e. listed completely, and since its
             last failure (a failed list, a watch refused, a watch that ended in 410, the
             server restarting) listed completely again or, for a refused watch or a
             restart, watched again with a 200
