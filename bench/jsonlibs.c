@@ -5,7 +5,7 @@
  * times, and the best run's CPU time is printed as MB/s: yajl with callbacks that do nothing
  * (its tokenizer alone: the floor of the project's yajl-based reader), yajl's own tree
  * (yajl_tree_parse), json-c, jansson and cJSON (each building its tree, then freeing it), and
- * this project's reader (src/util/doc.h, compiled in from the sources): the page streamed
+ * this project's reader (src/doc/doc.h, compiled in from the sources): the page streamed
  * item by item into trees, whole and with metadata.managedFields left unbuilt.
  * Built and run by bench/jsonlibs.sh; not part of the product or of `make test`.
  *
@@ -16,7 +16,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "util/arena.h"
-#include "util/doc.h"
+#include "doc/doc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

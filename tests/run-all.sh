@@ -85,6 +85,7 @@ mkdir -p build
 realapi_build=$!
 
 suite "build" build || true
+suite "layers" bash -c "python3 tests/tools/check_layers.py && python3 tests/tools/check_layers.py --self-test"
 suite "unit tests" ctest --test-dir build --output-on-failure -j2
 suite "unit tests (ASan+UBSan)" bash -c "$(declare -f build_asan); build_asan && ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j2"
 suite "fuzz smoke" tests/fuzz/smoke.sh

@@ -2,7 +2,7 @@
 #ifndef DS_CLI_EXPLAIN_H
 #define DS_CLI_EXPLAIN_H
 
-#include "../report/decisions.h"
+#include "../framework/decisions.h"
 #include "flags.h"
 
 #include <stdio.h>

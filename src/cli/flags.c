@@ -3,7 +3,7 @@
 
 #include "cli.h"
 
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #include "timings.h"
 
 #include "../obs/log.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <math.h>
 #include <stdio.h>

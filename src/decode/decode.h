@@ -1,7 +1,7 @@
 /* decode.h - Kubernetes objects (JSON or YAML) into the model.
  *
  * One code path for a snapshot file (`kubectl get ... -A -o json|yaml`, a v1 List) and for an
- * API list page: the streaming reader in util/doc.h hands over one object at a time and
+ * API list page: the streaming reader in doc/doc.h hands over one object at a time and
  * decode_object keeps what the model needs. Objects of kinds the model does not use are
  * counted and skipped (V4 log). A malformed object is an error naming the object and the
  * field. */
@@ -9,8 +9,8 @@
 #define DS_DECODE_H
 
 #include "../model/model.h"
-#include "../util/doc.h"
-#include "../util/doc_pb.h"
+#include "../doc/doc.h"
+#include "../doc/doc_pb.h"
 #include "../util/err.h"
 
 /* Adds one object to the model. `kind_hint` is used when the object has no `kind` (items of
@@ -29,7 +29,7 @@ int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, s
                                dserr *err);
 
 /* Streams an API list response body held in memory into the model: JSON, or protobuf
- * (util/doc_pb.h) when the body starts with its magic and kind_hint has a schema
+ * (doc/doc_pb.h) when the body starts with its magic and kind_hint has a schema
  * (decode_pb_schema). On success *next_token is
  * the list's metadata.continue (heap copy, caller frees; NULL when the list is complete) and
  * *count the number of items. */
@@ -48,7 +48,7 @@ int decode_stream_page(const char *name, const char *body, size_t len, const cha
                        doc_item_cb cb, void *ctx, arena *hdr, doc_node **header, dserr *err);
 
 /* The fields of a Pod the decoders read, by protobuf number (pbschema.c): a PodList page in
- * kube-apiserver's protobuf encoding is read with it (util/doc_pb.h). */
+ * kube-apiserver's protobuf encoding is read with it (doc/doc_pb.h). */
 extern const pb_msg decode_pod_pb;
 /* The protobuf schema of a list item of this kind ("Pod"), NULL when lists of that kind are
  * read as JSON only. */

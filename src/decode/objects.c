@@ -7,9 +7,9 @@
 #include "decode.h"
 
 #include "../obs/log.h"
-#include "../util/quantity.h"
+#include "../apimachinery/quantity.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* pbschema.c - the fields of a Pod the decoders read (objects.c), as protobuf numbers.
  *
- * kube-apiserver's protobuf for a PodList is read by these tables (util/doc_pb.h) into the
+ * kube-apiserver's protobuf for a PodList is read by these tables (doc/doc_pb.h) into the
  * tree the JSON reader would build from the same pods, cut down to the fields below. Field
  * numbers are k8s.io/api/core/v1/generated.proto's and k8s.io/apimachinery's
  * pkg/apis/meta/v1/generated.proto's; PB_OMITEMPTY marks the fields that are no pointer in Go

@@ -119,7 +119,7 @@ static int on_item(void *ctx, doc_node *item, dserr *err) {
  * in its own arena, its strings interned through a front of the model's table) while the
  * calling thread decodes the first half into the model; when the calling thread's reader
  * reaches the item the worker started at, the worker's objects are appended after its own
- * (util/doc.h, doc_split). Anything out of the ordinary in the worker's half (an object that
+ * (doc/doc.h, doc_split). Anything out of the ordinary in the worker's half (an object that
  * does not decode, JSON the fast reader leaves to yajl, a kind the worker does not take, a
  * guessed start that was not an item's) makes the calling thread read that half itself, so
  * that what is decoded, its order and every message are those of one thread reading the file.

@@ -10,8 +10,8 @@
 #include "framework.h"
 
 #include "../obs/metrics.h"
-#include "../report/decisions.h"
-#include "../util/quantity.h"
+#include "decisions.h"
+#include "../apimachinery/quantity.h"
 #include "../util/strbuf.h"
 #include "podutil.h"
 

@@ -81,7 +81,7 @@ void bg_sync(bg_cache *c, const model *m, int64_t now, bool first);
 
 /* ---------- options and results ---------- */
 
-struct decisions; /* report/decisions.h */
+struct decisions; /* framework/decisions.h */
 
 typedef struct {
   bool evictions_in_background; /* feature gate */

@@ -1,7 +1,7 @@
 /* podutil.c - shared pod/node predicates; see podutil.h and docs/behaviour.md. */
 #include "podutil.h"
 
-#include "../util/quantity.h"
+#include "../apimachinery/quantity.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,10 +21,10 @@
 
 #include "../obs/log.h"
 #include "../util/arena.h"
-#include "../util/doc.h"
-#include "../util/doc_pb.h"
+#include "../doc/doc.h"
+#include "../doc/doc_pb.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include "../util/xalloc.h"
 

@@ -45,7 +45,7 @@ void kube_response_free(kube_response *r);
 /* A GET whose Accept header is `accept` (kube_request sends `application/json, *\/\*`):
  * KUBE_ACCEPT_PROTOBUF asks for kube-apiserver's protobuf encoding with JSON as the fallback,
  * as client-go's typed clients ask for built-in kinds (k8s.io/client-go/rest/request.go,
- * UseProtobufAsDefault). The body says which came (util/doc_pb.h: docpb_is_protobuf). */
+ * UseProtobufAsDefault). The body says which came (doc/doc_pb.h: docpb_is_protobuf). */
 #define KUBE_ACCEPT_PROTOBUF "application/vnd.kubernetes.protobuf,application/json"
 int kube_get_as(kube_client *c, const char *path, const char *accept, kube_response *resp,
                 dserr *err);

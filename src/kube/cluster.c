@@ -4,9 +4,9 @@
 #include "../decode/decode.h"
 #include "../obs/log.h"
 #include "../obs/metrics.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 #include "pager.h"
 
 #include <stdio.h>

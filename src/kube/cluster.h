@@ -11,7 +11,7 @@
 
 #include "../framework/framework.h"
 #include "../model/model.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "client.h"
 #include "events.h"
 

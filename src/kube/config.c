@@ -14,7 +14,7 @@
 
 #include "../obs/log.h"
 #include "../util/arena.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/strbuf.h"
 
 #include "../util/xalloc.h"

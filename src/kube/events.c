@@ -2,7 +2,7 @@
 #include "events.h"
 
 #include "../obs/log.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 #include "client.h"
 
 #include <pthread.h>

@@ -2,9 +2,9 @@
 #include "lease.h"
 
 #include "../obs/log.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <fcntl.h>
 #include <stdio.h>

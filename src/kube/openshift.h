@@ -10,7 +10,7 @@
 
 #include "../model/model.h"
 #include "../util/arena.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "client.h"
 
 /* GETs the Route and the Scheduler into m (404, or a server without these APIs: left absent).

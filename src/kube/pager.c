@@ -9,10 +9,10 @@
  * doubling) nor faulted in anew. */
 #include "pager.h"
 
-#include "../util/doc_fast.h"
-#include "../util/doc_pb.h"
+#include "../doc/doc_fast.h"
+#include "../doc/doc_pb.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <pthread.h>
 #include <stdlib.h>

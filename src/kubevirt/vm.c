@@ -2,7 +2,7 @@
  * see vm.h. */
 #include "vm.h"
 
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 
 #include "../util/arena.h"
 #include "../util/intern.h"
-#include "../util/selector.h"
+#include "../apimachinery/selector.h"
 
 #include <stdbool.h>
 #include <stddef.h>

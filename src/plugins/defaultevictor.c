@@ -14,7 +14,7 @@
 #include "../framework/podutil.h"
 #include "../policy/args.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 #include "common.h"
 #include "defaultevictor.h"
 #include "registry.h"

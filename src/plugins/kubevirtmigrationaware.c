@@ -23,7 +23,7 @@
 #include "../obs/metrics.h"
 #include "../policy/args.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 #include "common.h"
 #include "registry.h"
 

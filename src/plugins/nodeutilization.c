@@ -3,7 +3,7 @@
 
 #include "../framework/podutil.h"
 #include "../util/par.h"
-#include "../util/quantity.h"
+#include "../apimachinery/quantity.h"
 #include "../util/strbuf.h"
 
 #include <math.h>

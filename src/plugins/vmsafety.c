@@ -23,7 +23,7 @@
  *                                  migration is requested.
  *   cooldown, maxCooldown, cooldownWindow (PreEvictionFilter)
  *                                  anti-flapping: after this descheduler moved a VM (recorded on
- *                                  the VMI, see kubevirt/recorder.h) it is left alone for
+ *                                  the VMI, see runbook/recorder.h) it is left alone for
  *                                  `cooldown`, doubled for each earlier move within
  *                                  `cooldownWindow`, at most `maxCooldown`. "0s" turns it off.
  *
@@ -34,7 +34,7 @@
 #include "../obs/metrics.h"
 #include "../policy/args.h"
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 #include "common.h"
 #include "registry.h"
 #include "vmsafety.h"

@@ -11,9 +11,9 @@
 #define DS_ARGS_H
 
 #include "../util/arena.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/err.h"
-#include "../util/selector.h"
+#include "../apimachinery/selector.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,7 +11,7 @@
 #include "kubedescheduler.h"
 
 #include "../util/strbuf.h"
-#include "../util/timeutil.h"
+#include "../apimachinery/timeutil.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 
 #include "../model/model.h"
 #include "../util/arena.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/err.h"
 
 #include <stdbool.h>

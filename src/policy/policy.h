@@ -14,7 +14,7 @@
 #define DS_POLICY_H
 
 #include "../util/arena.h"
-#include "../util/doc.h"
+#include "../doc/doc.h"
 #include "../util/err.h"
 #include "args.h"
 #include "plugin_desc.h"

@@ -11,7 +11,7 @@
 
 #include "../framework/framework.h"
 #include "../util/strbuf.h"
-#include "decisions.h"
+#include "../framework/decisions.h"
 
 #include <stdbool.h>
 

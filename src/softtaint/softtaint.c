@@ -14,7 +14,7 @@
 #include "../plugins/nodeutilization.h"
 #include "../policy/policy.h"
 #include "../usage/usage.h"
-#include "../util/selector.h"
+#include "../apimachinery/selector.h"
 #include "../util/strbuf.h"
 
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "../kube/config.h"
 #include "../kube/prom.h"
 #include "../obs/log.h"
-#include "../util/quantity.h"
+#include "../apimachinery/quantity.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 

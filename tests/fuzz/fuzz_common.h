@@ -6,9 +6,9 @@
 #define DS_FUZZ_COMMON_H
 
 #include "../../src/obs/log.h"
-#include "../../src/util/doc.h"
+#include "../../src/doc/doc.h"
 #include "../../src/util/err.h"
-#include "../../src/util/selector.h"
+#include "../../src/apimachinery/selector.h"
 
 #include <stdint.h>
 #include <stdio.h>

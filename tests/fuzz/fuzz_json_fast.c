@@ -1,4 +1,4 @@
-/* fuzz_json_fast.c - libFuzzer target: the fast JSON reader (util/doc_fast.c) against yajl's.
+/* fuzz_json_fast.c - libFuzzer target: the fast JSON reader (doc/doc_fast.c) against yajl's.
  *
  * What the fast reader accepts, yajl must accept with the same tree, node for node (type,
  * text, value, keys in order); what it refuses is read by yajl, so refusing is always safe.
@@ -9,7 +9,7 @@
  * item once and in order, and joins or drops the worker exactly once. */
 #include "fuzz_common.h"
 
-#include "../../src/util/doc_fast.h"
+#include "../../src/doc/doc_fast.h"
 #include "../../src/util/strbuf.h"
 
 static void fail(const char *what) {

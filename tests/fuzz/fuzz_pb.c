@@ -1,5 +1,5 @@
 /* fuzz_pb.c - libFuzzer target: a PodList page in kube-apiserver's protobuf encoding
- * (util/doc_pb.c, the Pod schema of decode/pbschema.c) into the model, as live mode reads one.
+ * (doc/doc_pb.c, the Pod schema of decode/pbschema.c) into the model, as live mode reads one.
  *
  * Besides "refused with a message, never a crash": every item the reader builds has the shape
  * of the schema, so cutting it down to the schema (docpb_project, what the tests do to a JSON

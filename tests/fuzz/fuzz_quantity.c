@@ -1,7 +1,7 @@
 /* fuzz_quantity.c - libFuzzer target: quantity_parse on any text, and the printers on what it
  * accepts. A printed quantity must parse back to the same value, unless it has more than the
  * 18 significant digits the parser keeps by design (quantity.h). */
-#include "../../src/util/quantity.h"
+#include "../../src/apimachinery/quantity.h"
 #include "fuzz_common.h"
 
 static int significant_digits(const char *s) {

@@ -4,7 +4,7 @@
  * number of nanoseconds, and a timestamp written in the canonical form
  * (YYYY-MM-DDTHH:MM:SSZ, second < 60) must print back exactly as written: a date that does
  * not exist (February 30th) must be refused, not moved to another day. */
-#include "../../src/util/timeutil.h"
+#include "../../src/apimachinery/timeutil.h"
 #include "fuzz_common.h"
 
 static void check_duration(const char *text) {

@@ -1,4 +1,4 @@
-/* test_check.c - `descheduler check`'s evaluation (kubevirt/check.c), driven by inputs built
+/* test_check.c - `descheduler check`'s evaluation (runbook/check.c), driven by inputs built
  * from text: the policy ConfigMap, the CronJob or Deployment, the KubeVirt and HyperConverged
  * CRs, and a cluster (nodes, virt-launcher pods, VMIs) as the descheduler reads it.
  *
@@ -9,7 +9,7 @@
 #include "support/fixtures.h"
 #include "support/support.h"
 
-#include "../../src/kubevirt/check.h"
+#include "../../src/runbook/check.h"
 #include "../../src/obs/log.h"
 #include "../../src/plugins/vmsafety.h"
 

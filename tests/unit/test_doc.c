@@ -1,4 +1,4 @@
-/* test_doc.c - the document tree and the streaming list reader (src/util/doc.h): YAML scalars
+/* test_doc.c - the document tree and the streaming list reader (src/doc/doc.h): YAML scalars
  * typed as go-yaml v2 types them (what upstream's policy decoding sees), JSON typing, the
  * streaming reader (items one at a time in a scratch arena, the header kept, a single object
  * as one item, any chunking of the input), and the error messages: malformed JSON with a
@@ -9,8 +9,8 @@
 #include "support/support.h"
 
 #include "../../src/util/arena.h"
-#include "../../src/util/doc.h"
-#include "../../src/util/doc_fast.h"
+#include "../../src/doc/doc.h"
+#include "../../src/doc/doc_fast.h"
 #include "../../src/util/strbuf.h"
 
 #include <math.h>
@@ -552,7 +552,7 @@ static void test_stream_files(void **state) {
   assert_int_equal(doc_get(root, "items")->n, 2);
 }
 
-/* ---------- the fast JSON reader (util/doc_fast.h) ---------- */
+/* ---------- the fast JSON reader (doc/doc_fast.h) ---------- */
 
 /* What it accepts reads as yajl reads it, escapes and UTF-8 included. */
 static void test_fast_reader_same_trees(void **state) {

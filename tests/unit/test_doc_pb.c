@@ -1,4 +1,4 @@
-/* test_doc_pb.c - kube-apiserver's protobuf encoding read into doc trees (src/util/doc_pb.h)
+/* test_doc_pb.c - kube-apiserver's protobuf encoding read into doc trees (src/doc/doc_pb.h)
  * with the Pod schema (src/decode/pbschema.c):
  *  - the PodList page kube-apiserver's serializer writes for tests/data/unit/pb/pods.json
  *    (pods.pb, made by make-pages.sh) gives the trees and the pods pods.json gives;
@@ -17,9 +17,9 @@
 #include "../../src/decode/decode.h"
 #include "../../src/kube/client.h"
 #include "../../src/util/arena.h"
-#include "../../src/util/doc_pb.h"
+#include "../../src/doc/doc_pb.h"
 #include "../../src/util/strbuf.h"
-#include "../../src/util/timeutil.h"
+#include "../../src/apimachinery/timeutil.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* test_doc_write.c - building, copying, comparing and writing document trees
- * (src/util/doc_write.c): YAML written by libyaml reads back as the same tree (strings that
+ * (src/doc/doc_write.c): YAML written by libyaml reads back as the same tree (strings that
  * look like other types are quoted, long lines are not folded), keys come out sorted, empty
  * containers are {} and [], JSON output, and doc_equal's first-difference path. */
 #include "support/support.h"
 
-#include "../../src/util/doc.h"
+#include "../../src/doc/doc.h"
 #include "../../src/util/strbuf.h"
 
 #include <string.h>

@@ -1,8 +1,8 @@
-/* test_pause.c - `descheduler pause` / `resume` decisions (kubevirt/pause.c): which object,
+/* test_pause.c - `descheduler pause` / `resume` decisions (runbook/pause.c): which object,
  * which migrations block a resume, and the merge patches for a CronJob and a Deployment. */
 #include "support/support.h"
 
-#include "../../src/kubevirt/pause.h"
+#include "../../src/runbook/pause.h"
 
 #include <string.h>
 

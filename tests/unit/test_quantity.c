@@ -1,10 +1,10 @@
-/* test_quantity.c - Kubernetes quantities (src/util/quantity.h): every accepted form to
+/* test_quantity.c - Kubernetes quantities (src/apimachinery/quantity.h): every accepted form to
  * milli-units rounded up as Quantity.MilliValue(), whole units rounded up as Quantity.Value(),
  * bad input naming the text, the too-large error, and the canonical printing Kubernetes uses
  * for DecimalSI and BinarySI quantities. */
 #include "support/support.h"
 
-#include "../../src/util/quantity.h"
+#include "../../src/apimachinery/quantity.h"
 
 #include <stdint.h>
 #include <stdio.h>

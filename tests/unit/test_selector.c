@@ -1,12 +1,12 @@
-/* test_selector.c - label selectors (src/util/selector.h): the string syntax of labels.Parse
+/* test_selector.c - label selectors (src/apimachinery/selector.h): the string syntax of labels.Parse
  * (apimachinery's selector.go), matching semantics (!= and notin match objects without the key),
  * parse errors that name the text, and metav1.LabelSelector objects from a document tree
  * (nil selects nothing, {} selects everything). */
 #include "support/support.h"
 
 #include "../../src/util/arena.h"
-#include "../../src/util/doc.h"
-#include "../../src/util/selector.h"
+#include "../../src/doc/doc.h"
+#include "../../src/apimachinery/selector.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-/* test_timeutil.c - RFC 3339 times and Go durations (src/util/timeutil.h): the accepted forms,
+/* test_timeutil.c - RFC 3339 times and Go durations (src/apimachinery/timeutil.h): the accepted forms,
  * dates that do not exist (refused, as Go's time.Parse refuses them), durations read exactly
  * as Go's time.ParseDuration reads them, and the printers. The
  * cases come from the fuzz targets' findings (tests/fuzz/fuzz_time.c). */
 #include "support/support.h"
 
-#include "../../src/util/timeutil.h"
+#include "../../src/apimachinery/timeutil.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* test_verify.c - `descheduler verify`'s pass rule (kubevirt/verify.c) on states as read, and
+/* test_verify.c - `descheduler verify`'s pass rule (runbook/verify.c) on states as read, and
  * the pairing of a migration with the descheduler's "Eviction in background assumed" line.
  *
  * The state after a good move: vms/vm-a ran on w1 (launcher virt-launcher-vm-a-old, UID u1),
@@ -6,8 +6,8 @@
  * its new launcher, the old launcher Succeeded. Each test breaks one thing. */
 #include "support/support.h"
 
-#include "../../src/kubevirt/verify.h"
-#include "../../src/util/timeutil.h"
+#include "../../src/runbook/verify.h"
+#include "../../src/apimachinery/timeutil.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
 
 #include "../../src/kubevirt/vm.h"
 #include "../../src/util/strbuf.h"
-#include "../../src/util/timeutil.h"
+#include "../../src/apimachinery/timeutil.h"
 
 #include <stdio.h>
 #include <string.h>

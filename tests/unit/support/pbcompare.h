@@ -1,4 +1,4 @@
-/* pbcompare.h - one PodList page in JSON and in protobuf (util/doc_pb.h) read both ways and
+/* pbcompare.h - one PodList page in JSON and in protobuf (doc/doc_pb.h) read both ways and
  * compared: the trees (the JSON one cut down to the schema) and the decoded pods. */
 #ifndef DS_TEST_PBCOMPARE_H
 #define DS_TEST_PBCOMPARE_H

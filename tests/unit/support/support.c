@@ -4,7 +4,7 @@
 #include "../../../src/decode/decode.h"
 #include "../../../src/obs/log.h"
 #include "../../../src/plugins/registry.h"
-#include "../../../src/util/timeutil.h"
+#include "../../../src/apimachinery/timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,193 @@
+/* cmd_profile.c - `descheduler profile render`: the DeschedulerPolicy and operand flags an
+ * OpenShift KubeDescheduler CR stands for.
+ *
+ * The CR comes from --kubedescheduler FILE, --kubedescheduler-ref NAMESPACE/NAME (live), or the
+ * snapshot. What the operator reads from the cluster (namespaces, nodes, the prometheus-k8s
+ * Route, the Scheduler) comes from --snapshot FILE, or live from --kubeconfig / the in-cluster
+ * config. Output: `-o yaml` (default) is the policy as a YAML document, preceded by comment
+ * lines naming the source and the operand's arguments, so the output loads as a policy file;
+ * `-o json` is {"policy": {...}, "args": [...], "warnings": [...]}. Warnings also go to stderr.
+ * Exit 0, or 2 with one message for a bad flag, file or CR. */
+#include "../decode/decode.h"
+#include "../kube/config.h"
+#include "../kube/openshift.h"
+#include "../obs/log.h"
+#include "../util/strbuf.h"
+#include "cli.h"
+#include "flags.h"
+#include "kdsource.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const char *kd_file, *kd_ref, *snapshot, *kubeconfig, *prometheus_url, *psi, *output;
+  long long v;
+} render_opts;
+
+static void render_usage(FILE *out, const flag_def *defs) {
+  fprintf(
+      out,
+      "Usage: descheduler profile render [--kubedescheduler FILE | --kubedescheduler-ref NS/NAME]\n"
+      "                                  [--snapshot FILE | --kubeconfig FILE] [-o yaml|json]\n\n"
+      "Prints the DeschedulerPolicy and the descheduler arguments that the OpenShift\n"
+      "cluster-kube-descheduler-operator renders from a KubeDescheduler CR. What the operator\n"
+      "reads from the cluster (openshift-* namespaces, nodes labelled "
+      "kubevirt.io/schedulable=true,\n"
+      "the openshift-monitoring/prometheus-k8s Route, the Scheduler \"cluster\") is read from the\n"
+      "snapshot, or from the API server (--kubeconfig, or the in-cluster config).\n\nFlags:\n");
+  flags_usage(out, defs);
+}
+
+/* Reads the facts into a model: a snapshot, or the API server. */
+static model *read_facts(const render_opts *o, kube_client **client, char *route_error, size_t cap,
+                         dserr *err) {
+  model *m = model_new();
+  if (o->snapshot) {
+    if (decode_snapshot_file(m, o->snapshot, err) < 0)
+      goto fail;
+  } else {
+    kube_config *cfg = NULL;
+    if (kube_config_load(o->kubeconfig, &cfg, err) < 0) {
+      dserr_prefix(err, "cluster facts: give --snapshot FILE or --kubeconfig FILE");
+      goto fail;
+    }
+    *client = kube_client_new(cfg, 0, 0, err);
+    kube_config_free(cfg);
+    if (!*client || kube_read_openshift_facts(*client, m, 500, route_error, cap, err) < 0)
+      goto fail;
+  }
+  if (model_finish(m, err) < 0)
+    goto fail;
+  return m;
+fail:
+  model_free(m);
+  return NULL;
+}
+
+static void print_yaml(const kdsrc *s) {
+  const kd_result *r = kdsrc_result(s);
+  printf("# DeschedulerPolicy rendered from %s\n# descheduler args:", kdsrc_name(s));
+  for (size_t i = 0; i < r->nargs; i++)
+    printf(" %s", r->args[i]);
+  printf("\n");
+  fputs(kdsrc_policy_yaml(s), stdout);
+}
+
+static void print_json(const kdsrc *s) {
+  const kd_result *r = kdsrc_result(s);
+  strbuf sb = {0};
+  sb_append(&sb, "{\"policy\":");
+  doc_write_json(&sb, r->policy, 0);
+  sb_append(&sb, ",\"args\":[");
+  for (size_t i = 0; i < r->nargs; i++) {
+    if (i)
+      sb_appendc(&sb, ',');
+    sb_append_json_str(&sb, r->args[i]);
+  }
+  sb_append(&sb, "],\"warnings\":[");
+  for (size_t i = 0; i < r->nwarnings; i++) {
+    if (i)
+      sb_appendc(&sb, ',');
+    sb_append_json_str(&sb, r->warnings[i]);
+  }
+  sb_append(&sb, "]}\n");
+  fputs(sb_str(&sb), stdout);
+  sb_free(&sb);
+}
+
+static int cmd_render(int argc, char **argv) {
+  render_opts o = {0};
+  o.output = "yaml";
+  o.psi = "auto";
+  flag_def defs[] = {
+      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "KubeDescheduler CR file (YAML or JSON)",
+       NULL},
+      {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref,
+       "read the CR NAMESPACE/NAME from the API server", NULL},
+      {"snapshot", NULL, FLAG_STRING, &o.snapshot,
+       "cluster state (v1 List, as `simulate` reads): the facts, and the CR when no "
+       "--kubedescheduler is given",
+       NULL},
+      {"kubeconfig", NULL, FLAG_STRING, &o.kubeconfig,
+       "read the facts from this cluster (without --snapshot; empty = in-cluster config)", NULL},
+      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url,
+       "Prometheus URL for metricsProviders, instead of the prometheus-k8s Route", NULL},
+      {"psi", NULL, FLAG_STRING, &o.psi,
+       "PSI on the worker nodes (the KubeVirt profile needs it): auto (checked only in a pod of "
+       "the cluster, else unknown), present, absent",
+       "auto"},
+      {"output", "o", FLAG_STRING, &o.output, "yaml or json", "yaml"},
+      {"v", "v", FLAG_INT, &o.v, "log verbosity (logs go to stderr)", "0"},
+      {NULL}};
+  const char *pos[1];
+  int npos;
+  dserr err;
+  int rc = flags_parse(defs, argc, argv, 3, pos, 0, &npos, &err);
+  if (rc == 1) {
+    render_usage(stdout, defs);
+    return 0;
+  }
+  if (rc < 0) {
+    fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  if (strcmp(o.output, "yaml") && strcmp(o.output, "json")) {
+    fprintf(stderr, "descheduler profile render: --output: expected yaml or json, got \"%s\"\n",
+            o.output);
+    return EXIT_CONFIG;
+  }
+  if (o.snapshot && flags_find(defs, "kubeconfig")->seen) {
+    fprintf(stderr, "descheduler profile render: --snapshot and --kubeconfig cannot be used "
+                    "together: the cluster facts come from one of them\n");
+    return EXIT_CONFIG;
+  }
+  if (o.kd_ref && o.snapshot) {
+    fprintf(stderr, "descheduler profile render: --kubedescheduler-ref reads the API server; "
+                    "with --snapshot use --kubedescheduler FILE\n");
+    return EXIT_CONFIG;
+  }
+  log_set_verbosity((int)o.v);
+  bool in_cluster = !o.snapshot && !(o.kubeconfig && *o.kubeconfig);
+  kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, in_cluster};
+  kdsrc *src = kdsrc_new(&ko, &err);
+  if (!src) {
+    fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  kube_client *client = NULL;
+  char route_error[1024] = "";
+  int status = EXIT_CONFIG;
+  model *m = read_facts(&o, &client, route_error, sizeof route_error, &err);
+  if (!m) {
+    if (o.snapshot && strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
+      dserr_prefix(&err, "%s", o.snapshot);
+    fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    goto out;
+  }
+  if (kdsrc_render(src, m, client, route_error, &err) < 0) {
+    fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    goto out;
+  }
+  kdsrc_log_warnings(src, false);
+  if (!strcmp(o.output, "json"))
+    print_json(src);
+  else
+    print_yaml(src);
+  status = 0;
+out:
+  model_free(m);
+  kube_client_free(client);
+  kdsrc_free(src);
+  return status;
+}
+
+int cmd_profile(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[2], "render"))
+    return cmd_render(argc, argv);
+  FILE *out = argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) ? stdout : stderr;
+  if (argc >= 3 && out == stderr)
+    fprintf(stderr, "descheduler profile: unknown subcommand \"%s\"\n\n", argv[2]);
+  fprintf(out, "Usage: descheduler profile render [flags]   (descheduler profile render --help)\n");
+  return out == stdout ? 0 : EXIT_CONFIG;
+}
