@@ -13,6 +13,50 @@
 #include "../doc/doc_pb.h"
 #include "../util/err.h"
 
+/* ---------- the kinds ----------
+ * One table names every API kind the descheduler reads, once: the lister (kube_read_cluster),
+ * the watch cache of Deployment mode and decode_object all walk it. The first
+ * KIND_CYCLE_COUNT rows are what a cycle lists (in this order) and Deployment mode watches;
+ * the rest are decoded from files or single GETs only. Adding a kind is one row here (an id
+ * below and a row in objects.c's decode_kinds) plus its decoder (docs/architecture.md). */
+typedef enum {
+  KIND_NODE,
+  KIND_POD,
+  KIND_NAMESPACE,
+  KIND_PDB,
+  KIND_PRIORITY_CLASS,
+  KIND_PVC,
+  KIND_VMI,
+  KIND_VMIM,
+  KIND_KUBEVIRT,
+  KIND_CYCLE_COUNT, /* the kinds above are listed by a cycle */
+  KIND_ROUTE = KIND_CYCLE_COUNT,
+  KIND_SCHEDULER,
+  KIND_KUBEDESCHEDULER,
+  KIND_NODE_METRICS,
+  KIND_POD_METRICS,
+  KIND_COUNT
+} decode_kind_id;
+
+#define KIND_NO_SLOT ((size_t)-1)
+
+struct decode_ctx; /* objects.c's decoding state */
+
+typedef struct {
+  const char *kind;   /* "Pod" */
+  const char *path;   /* the collection: "/api/v1/pods"; NULL for a kind never listed */
+  const char *plural; /* its resource: "pods" */
+  bool kubevirt;      /* listed and watched only where the API serves kubevirt.io/v1 */
+  /* where a decoded object goes in a model: its MODEL_VEC (KIND_NO_SLOT: not a vector, e.g.
+   * the KubeVirt CR), and its namespace and name fields (ns KIND_NO_SLOT: cluster-scoped) */
+  size_t vec, ns, name;
+  int (*decode)(struct decode_ctx *c, const doc_node *obj);
+} decode_kind;
+
+extern const decode_kind decode_kinds[KIND_COUNT];
+/* The row of a kind by its name ("Pod"), or NULL. */
+const decode_kind *decode_kind_named(const char *kind);
+
 /* Adds one object to the model. `kind_hint` is used when the object has no `kind` (items of
  * a typed API list such as PodList carry none): "Pod", "Node", ... or NULL.
  * Errors name the field path inside the object. */

@@ -11,11 +11,12 @@
 #include "../util/strbuf.h"
 #include "../apimachinery/timeutil.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
+typedef struct decode_ctx {
   model *m;
   dserr *err;
   /* where flat arrays go (labels, owners, tolerations, statuses...): the model's arena, or
@@ -1238,6 +1239,58 @@ static int decode_kubedescheduler(dctx *c, const doc_node *obj) {
   return 0;
 }
 
+/* ---------- the kind registry (decode.h) ---------- */
+
+#define AT(type, field) offsetof(type, field)
+#define NS_NONE KIND_NO_SLOT
+
+const decode_kind decode_kinds[KIND_COUNT] = {
+    [KIND_NODE] = {"Node", "/api/v1/nodes", "nodes", false, AT(model, nodes), NS_NONE,
+                   AT(node, name), decode_node},
+    [KIND_POD] = {"Pod", "/api/v1/pods", "pods", false, AT(model, pods), AT(pod, ns),
+                  AT(pod, name), decode_pod},
+    [KIND_NAMESPACE] = {"Namespace", "/api/v1/namespaces", "namespaces", false,
+                        AT(model, namespaces), NS_NONE, AT(namespace_obj, name),
+                        decode_namespace},
+    [KIND_PDB] = {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
+                  "poddisruptionbudgets", false, AT(model, pdbs), AT(pdb_obj, ns),
+                  AT(pdb_obj, name), decode_pdb},
+    [KIND_PRIORITY_CLASS] = {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                             "priorityclasses", false, AT(model, priority_classes), NS_NONE,
+                             AT(priority_class_obj, name), decode_priority_class},
+    [KIND_PVC] = {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims",
+                  "persistentvolumeclaims", false, AT(model, pvcs), AT(pvc_obj, ns),
+                  AT(pvc_obj, name), decode_pvc},
+    [KIND_VMI] = {"VirtualMachineInstance", "/apis/kubevirt.io/v1/virtualmachineinstances",
+                  "virtualmachineinstances", true, AT(model, vmis), AT(vmi_obj, ns),
+                  AT(vmi_obj, name), decode_vmi},
+    [KIND_VMIM] = {"VirtualMachineInstanceMigration",
+                   "/apis/kubevirt.io/v1/virtualmachineinstancemigrations",
+                   "virtualmachineinstancemigrations", true, AT(model, vmims), AT(vmim_obj, ns),
+                   AT(vmim_obj, name), decode_vmim},
+    [KIND_KUBEVIRT] = {"KubeVirt", "/apis/kubevirt.io/v1/kubevirts", "kubevirts", true,
+                       KIND_NO_SLOT, AT(kubevirt_cr, ns), AT(kubevirt_cr, name),
+                       decode_kubevirt},
+    /* decoded from files (simulate, profile render) or single GETs; never listed by a cycle */
+    [KIND_ROUTE] = {"Route", NULL, "routes", false, KIND_NO_SLOT, NS_NONE, KIND_NO_SLOT,
+                    decode_route},
+    [KIND_SCHEDULER] = {"Scheduler", NULL, "schedulers", false, KIND_NO_SLOT, NS_NONE,
+                        KIND_NO_SLOT, decode_scheduler},
+    [KIND_KUBEDESCHEDULER] = {"KubeDescheduler", NULL, "kubedeschedulers", false, KIND_NO_SLOT,
+                              NS_NONE, KIND_NO_SLOT, decode_kubedescheduler},
+    [KIND_NODE_METRICS] = {"NodeMetrics", NULL, "nodes", false, KIND_NO_SLOT, NS_NONE,
+                           KIND_NO_SLOT, decode_node_metrics},
+    [KIND_POD_METRICS] = {"PodMetrics", NULL, "pods", false, KIND_NO_SLOT, NS_NONE, KIND_NO_SLOT,
+                          decode_pod_metrics},
+};
+
+const decode_kind *decode_kind_named(const char *kind) {
+  for (size_t i = 0; i < KIND_COUNT; i++)
+    if (strcmp(kind, decode_kinds[i].kind) == 0)
+      return &decode_kinds[i];
+  return NULL;
+}
+
 int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *err) {
   dctx c = {m, err, m->mem, false};
   if (!obj || obj->type != DOC_MAP)
@@ -1248,26 +1301,9 @@ int decode_object(model *m, const doc_node *obj, const char *kind_hint, dserr *e
     kind = kind_hint;
   if (!kind)
     return dserr_set(err, "kind: required (expected Node, Pod, Namespace, ...)");
-  static const struct {
-    const char *kind;
-    int (*fn)(dctx *, const doc_node *);
-  } readers[] = {{"Pod", decode_pod},
-                 {"Node", decode_node},
-                 {"Namespace", decode_namespace},
-                 {"PodDisruptionBudget", decode_pdb},
-                 {"PriorityClass", decode_priority_class},
-                 {"PersistentVolumeClaim", decode_pvc},
-                 {"VirtualMachineInstance", decode_vmi},
-                 {"VirtualMachineInstanceMigration", decode_vmim},
-                 {"KubeVirt", decode_kubevirt},
-                 {"Route", decode_route},
-                 {"Scheduler", decode_scheduler},
-                 {"KubeDescheduler", decode_kubedescheduler},
-                 {"NodeMetrics", decode_node_metrics},
-                 {"PodMetrics", decode_pod_metrics}};
-  for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
-    if (strcmp(kind, readers[i].kind) == 0)
-      return readers[i].fn(&c, obj);
+  const decode_kind *k = decode_kind_named(kind);
+  if (k)
+    return k->decode(&c, obj);
   m->skipped++;
   LOGV(4, NULL, "Skipping object of a kind the descheduler does not use", LSTR("kind", kind));
   return 0;

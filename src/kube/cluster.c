@@ -210,25 +210,12 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
 
 int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
                             kube_read_stats *stats, dserr *err) {
-  static const struct {
-    const char *path, *kind;
-    bool kubevirt;
-  } lists[] = {
-      {"/api/v1/nodes", "Node", false},
-      {"/api/v1/pods", "Pod", false},
-      {"/api/v1/namespaces", "Namespace", false},
-      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", false},
-      {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", false},
-      {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", false},
-      {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance", true},
-      {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration",
-       true},
-      {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", true},
-  };
-  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
-    if (lists[i].kubevirt && !kubevirt)
+  /* the cycle's kinds, in the registry's order (decode.h) */
+  for (size_t i = 0; i < KIND_CYCLE_COUNT; i++) {
+    const decode_kind *k = &decode_kinds[i];
+    if (k->kubevirt && !kubevirt)
       continue;
-    int rc = list_into(c, m, lists[i].path, lists[i].kind, page, stats, err);
+    int rc = list_into(c, m, k->path, k->kind, page, stats, err);
     if (rc < 0)
       return rc;
   }

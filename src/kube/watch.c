@@ -25,36 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { K_NODE, K_POD, K_NAMESPACE, K_PDB, K_PC, K_PVC, K_VMI, K_VMIM, K_KUBEVIRT, K_COUNT };
-
-/* Where a kind lives in a model: its vector (a MODEL_VEC, NONE for the KubeVirt CR, a struct
- * of the model) and its objects' namespace and name fields (NONE: cluster-scoped). */
-#define NONE ((size_t)-1)
-#define AT(type, field) offsetof(type, field)
-
-static const struct {
-  const char *path, *kind, *plural;
-  bool kubevirt;
-  size_t vec, ns, name;
-} kinds[K_COUNT] = {
-    {"/api/v1/nodes", "Node", "nodes", false, AT(model, nodes), NONE, AT(node, name)},
-    {"/api/v1/pods", "Pod", "pods", false, AT(model, pods), AT(pod, ns), AT(pod, name)},
-    {"/api/v1/namespaces", "Namespace", "namespaces", false, AT(model, namespaces), NONE,
-     AT(namespace_obj, name)},
-    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudgets", false,
-     AT(model, pdbs), AT(pdb_obj, ns), AT(pdb_obj, name)},
-    {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "priorityclasses", false,
-     AT(model, priority_classes), NONE, AT(priority_class_obj, name)},
-    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", "persistentvolumeclaims", false,
-     AT(model, pvcs), AT(pvc_obj, ns), AT(pvc_obj, name)},
-    {"/apis/kubevirt.io/v1/virtualmachineinstances", "VirtualMachineInstance",
-     "virtualmachineinstances", true, AT(model, vmis), AT(vmi_obj, ns), AT(vmi_obj, name)},
-    {"/apis/kubevirt.io/v1/virtualmachineinstancemigrations", "VirtualMachineInstanceMigration",
-     "virtualmachineinstancemigrations", true, AT(model, vmims), AT(vmim_obj, ns),
-     AT(vmim_obj, name)},
-    {"/apis/kubevirt.io/v1/kubevirts", "KubeVirt", "kubevirts", true, NONE, AT(kubevirt_cr, ns),
-     AT(kubevirt_cr, name)},
-};
+/* The kinds watched are the cycle's kinds of decode.h's registry (decode_kinds, by id). */
 
 /* A model vector seen without its element type (every MODEL_VEC has this layout, as
  * model.c's own any_vec relies on). */
@@ -64,11 +35,11 @@ typedef struct {
 } vec_of;
 
 static vec_of *vec_in(model *m, int k) {
-  return (vec_of *)((char *)m + kinds[k].vec);
+  return (vec_of *)((char *)m + decode_kinds[k].vec);
 }
 
 static const char *field(const void *obj, size_t at) {
-  return at == NONE ? "" : *(const char *const *)((const char *)obj + at);
+  return at == KIND_NO_SLOT ? "" : *(const char *const *)((const char *)obj + at);
 }
 
 #define STALL_DEFAULT 150L
@@ -141,7 +112,7 @@ struct watch_cache {
   arena *shared_mem;       /* model_share's copies */
   arena *measure;          /* an object's first decoding, to size its arena */
   const char **event_skip; /* decode_unread_paths under "object." */
-  wres res[K_COUNT];
+  wres res[KIND_CYCLE_COUNT];
   pthread_mutex_t mu;
   pthread_cond_t cv;
   wmsg *head, *tail;
@@ -221,8 +192,8 @@ static void entry_free(watch_cache *w, wentry *e) {
 /* ---------- decoding one object into an arena of its own ---------- */
 
 static void staging_clear(model *s) {
-  for (int k = 0; k < K_COUNT; k++)
-    if (kinds[k].vec != NONE)
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++)
+    if (decode_kinds[k].vec != KIND_NO_SLOT)
       vec_in(s, k)->n = 0;
   memset(&s->kubevirt, 0, sizeof s->kubevirt);
   s->kubevirt.parallel_per_cluster = -1;
@@ -234,7 +205,7 @@ static void staging_clear(model *s) {
  * KubeVirt CR is a struct in the model: it is copied into `a`. */
 static void *staged(model *s, int k, arena *a, const char **ns, const char **name) {
   void *o = NULL;
-  if (kinds[k].vec == NONE) {
+  if (decode_kinds[k].vec == KIND_NO_SLOT) {
     if (s->kubevirt.present) {
       kubevirt_cr *kv = ARENA_NEW(a, kubevirt_cr);
       *kv = s->kubevirt;
@@ -244,8 +215,8 @@ static void *staged(model *s, int k, arena *a, const char **ns, const char **nam
     o = vec_in(s, k)->items[0];
   }
   if (o) {
-    *ns = field(o, kinds[k].ns);
-    *name = field(o, kinds[k].name);
+    *ns = field(o, decode_kinds[k].ns);
+    *name = field(o, decode_kinds[k].name);
   }
   return o;
 }
@@ -258,23 +229,23 @@ static int decode_entry(watch_cache *w, int k, const doc_node *obj, wentry *e, d
   arena_reset(w->measure);
   s->mem = w->measure;
   staging_clear(s);
-  int rc = decode_object(s, obj, kinds[k].kind, err);
+  int rc = decode_object(s, obj, decode_kinds[k].kind, err);
   void *o = rc == 0 ? staged(s, k, w->measure, &ns, &name) : NULL;
   staging_clear(s);
   if (rc < 0)
     return -1;
   if (!o)
-    return dserr_set(err, "not a %s", kinds[k].kind);
+    return dserr_set(err, "not a %s", decode_kinds[k].kind);
   size_t size = arena_footprint(w->measure);
   arena *a = arena_new_exact(size);
   s->mem = a;
-  rc = decode_object(s, obj, kinds[k].kind, err);
+  rc = decode_object(s, obj, decode_kinds[k].kind, err);
   o = rc == 0 ? staged(s, k, a, &ns, &name) : NULL;
   staging_clear(s);
   s->mem = w->measure;
   if (!o) {
     arena_free(a);
-    return rc < 0 ? -1 : dserr_set(err, "not a %s", kinds[k].kind);
+    return rc < 0 ? -1 : dserr_set(err, "not a %s", decode_kinds[k].kind);
   }
   e->ns = ns && *ns ? ns : "";
   e->name = name;
@@ -362,8 +333,8 @@ static void insert_at(wres *r, size_t i, const wentry *e) {
 
 static void ignore_event(const wres *r, const char *type, const char *ns, const char *name,
                          const char *why) {
-  metrics_watch_event(kinds[r->k].kind, "ignored");
-  LOGV(4, NULL, "Ignoring a watch event", LSTR("kind", kinds[r->k].kind), LSTR("type", type),
+  metrics_watch_event(decode_kinds[r->k].kind, "ignored");
+  LOGV(4, NULL, "Ignoring a watch event", LSTR("kind", decode_kinds[r->k].kind), LSTR("type", type),
        LSTR("object", *ns ? ns : name), LSTR("name", name), LSTR("why", why));
 }
 
@@ -372,7 +343,7 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   const char *ns = doc_str(doc_get(md, "namespace")), *name = doc_str(doc_get(md, "name"));
   const char *tname = type == 'A' ? "ADDED" : type == 'M' ? "MODIFIED" : "DELETED";
   if (!name || !*name) {
-    kube_object_skipped(kinds[r->k].kind, "(no name)",
+    kube_object_skipped(decode_kinds[r->k].kind, "(no name)",
                         "a watch event's object has no metadata.name");
     return;
   }
@@ -396,7 +367,7 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
     }
     remove_at(r, i);
     tomb_add(r, ns, name, rv);
-    metrics_watch_event(kinds[r->k].kind, tname);
+    metrics_watch_event(decode_kinds[r->k].kind, tname);
     return;
   }
   if (found && rv && r->items[i].rv && rv <= r->items[i].rv) {
@@ -416,8 +387,8 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   if (decode_entry(w, r->k, obj, &e, &err) < 0) {
     char object[600];
     snprintf(object, sizeof object, "%s%s%s", ns, *ns ? "/" : "", name);
-    kube_object_skipped(kinds[r->k].kind, object, err.msg);
-    if (r->k == K_KUBEVIRT)
+    kube_object_skipped(decode_kinds[r->k].kind, object, err.msg);
+    if (r->k == KIND_KUBEVIRT)
       unreadable_entry(w, ns, name, err.msg, &e);
     else if (found)
       remove_at(r, i); /* its older version is not what the cluster holds */
@@ -431,7 +402,7 @@ static void apply_event(watch_cache *w, wres *r, char type, const doc_node *obj)
   } else {
     insert_at(r, i, &e);
   }
-  metrics_watch_event(kinds[r->k].kind, tname);
+  metrics_watch_event(decode_kinds[r->k].kind, tname);
 }
 
 /* ---------- lists ---------- */
@@ -467,8 +438,8 @@ static int on_list_item(void *ctx, doc_node *item, dserr *err) {
     if (decode_entry(l->w, r->k, item, &e, &derr) < 0) {
       char object[600];
       snprintf(object, sizeof object, "%s%s%s", ns, *ns ? "/" : "", name ? name : "(no name)");
-      kube_object_skipped(kinds[r->k].kind, object, derr.msg);
-      if (r->k != K_KUBEVIRT || !name)
+      kube_object_skipped(decode_kinds[r->k].kind, object, derr.msg);
+      if (r->k != KIND_KUBEVIRT || !name)
         return 0;
       unreadable_entry(l->w, ns, name, derr.msg, &e);
     }
@@ -488,7 +459,7 @@ static int on_list_page(void *ctx, const char *url, const kube_response *resp, c
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   size_t before = l->n;
-  int rc = decode_stream_page(url, resp->body, resp->len, kinds[l->r->k].kind, on_list_item, l, hdr,
+  int rc = decode_stream_page(url, resp->body, resp->len, decode_kinds[l->r->k].kind, on_list_item, l, hdr,
                               &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
@@ -527,9 +498,9 @@ static void start_watch(watch_cache *w, wres *r, const char *rv) {
   if (!r->started) {
     if (pthread_create(&r->thread, NULL, watch_thread, r) != 0) {
       LOGE(NULL, "Cannot start a watch thread; the cache is not synced", strerror(errno),
-           LSTR("kind", kinds[r->k].kind));
+           LSTR("kind", decode_kinds[r->k].kind));
       r->broken = true;
-      snprintf(r->why, sizeof r->why, "%s: the watch thread could not start", kinds[r->k].plural);
+      snprintf(r->why, sizeof r->why, "%s: the watch thread could not start", decode_kinds[r->k].plural);
       return;
     }
     r->started = true;
@@ -550,23 +521,23 @@ static void list_kind(watch_cache *w, wres *r) {
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  int rc = kube_pager_run(w->client, kinds[r->k].path, kube_list_accept(kinds[r->k].kind),
+  int rc = kube_pager_run(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
                           w->o.page, on_list_page, &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
      * falls back to a full list; a second failure waits like any other */
     LOGW(NULL, "A paged list expired while it was read; listing again from the start",
-         LSTR("kind", kinds[r->k].kind), LSTR("err", err.msg));
+         LSTR("kind", decode_kinds[r->k].kind), LSTR("err", err.msg));
     for (size_t i = 0; i < l.n; i++)
       restore_or_free(r, &l.items[i]);
     l.n = 0;
     free(l.rv);
     l.rv = NULL;
-    rc = kube_pager_run(w->client, kinds[r->k].path, kube_list_accept(kinds[r->k].kind), w->o.page,
+    rc = kube_pager_run(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind), w->o.page,
                         on_list_page, &l, &st, &err);
   }
   if (rc < 0)
-    dserr_prefix(&err, "failed to list %s", kinds[r->k].path);
+    dserr_prefix(&err, "failed to list %s", decode_kinds[r->k].path);
   if (rc == 0 && !l.rv)
     rc = dserr_set(&err, "the list carries no metadata.resourceVersion to watch from");
   if (rc < 0) {
@@ -577,9 +548,9 @@ static void list_kind(watch_cache *w, wres *r) {
     r->list_failures++;
     double wait = backoff_seconds(r->list_failures);
     r->list_retry_at = time_mono_seconds() + wait;
-    snprintf(r->why, sizeof r->why, "%s: listing failed: %s", kinds[r->k].plural, err.msg);
+    snprintf(r->why, sizeof r->why, "%s: listing failed: %s", decode_kinds[r->k].plural, err.msg);
     LOGE(NULL, "Failed to list for the watch cache; it is not synced until a list succeeds",
-         err.msg, LSTR("kind", kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
+         err.msg, LSTR("kind", decode_kinds[r->k].kind), LINT("retryInSeconds", (long long)wait));
     return;
   }
   /* the new list replaces the old one; what it did not reuse is gone */
@@ -604,9 +575,9 @@ static void list_kind(watch_cache *w, wres *r) {
   r->ever_listed = true;
   r->relist_reason = NULL;
   r->list_failures = 0;
-  metrics_watch_list(kinds[r->k].kind, reason);
+  metrics_watch_list(decode_kinds[r->k].kind, reason);
   LOGV(strcmp(reason, "start") ? 1 : 3, NULL, "Listed for the watch cache",
-       LSTR("kind", kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
+       LSTR("kind", decode_kinds[r->k].kind), LSTR("reason", reason), LUINT("objects", r->n),
        LUINT("unchanged", l.reused), LUINT("pages", st.pages),
        LSTR("encoding", kube_pager_encoding(&st)), LSTR("resourceVersion", l.rv),
        LFLOAT("seconds", time_mono_seconds() - t0));
@@ -654,11 +625,11 @@ static size_t shared_content(const watch_cache *w) {
  * not newer than a kind's new list (by resourceVersion) is in the list and is ignored, which
  * needs resourceVersions that are numbers: a server whose are not is never compacted. */
 static void compact(watch_cache *w) {
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     if (w->res[k].active && !w->res[k].floor_rv) {
       LOGE(NULL, "The watch cache cannot be compacted; it is not tried again",
            "its lists' resourceVersions are not numbers, so events cannot be ordered against them",
-           LSTR("kind", kinds[k].kind));
+           LSTR("kind", decode_kinds[k].kind));
       w->o.compact_bytes = 0;
       return;
     }
@@ -669,7 +640,7 @@ static void compact(watch_cache *w) {
   LOGV(1, NULL, "Compacting the watch cache: every kind is listed again",
        LUINT("sharedBytes", w->compact_before),
        LUINT("growthBytes", shared_content(w) - w->shared_base));
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     wres *r = &w->res[k];
     if (!r->active)
       continue;
@@ -680,7 +651,7 @@ static void compact(watch_cache *w) {
     r->listed = false;
     r->relist_reason = "compact";
     r->list_retry_at = 0;
-    snprintf(r->why, sizeof r->why, "%s: listing again (compaction)", kinds[k].plural);
+    snprintf(r->why, sizeof r->why, "%s: listing again (compaction)", decode_kinds[k].plural);
   }
   store_free(w->store, w->shared_mem);
   store_new(w);
@@ -815,7 +786,7 @@ static int on_event(stream_ctx *s, const char *data, size_t len) {
   parsed_event ev = {a, "", NULL};
   dserr err;
   char name[64];
-  snprintf(name, sizeof name, "watch event of %s", kinds[s->r->k].plural);
+  snprintf(name, sizeof name, "watch event of %s", decode_kinds[s->r->k].plural);
   if (doc_stream_memory_skipping(DOC_FMT_JSON, name, data, len, s->w->event_skip, keep_event, &ev,
                                  NULL, NULL, &err) < 0) {
     arena_free(a);
@@ -934,7 +905,7 @@ static void *watch_thread(void *arg) {
 
     strbuf path = {0};
     /* client-go's reflector asks for a random timeout between 5 and 10 minutes */
-    sb_printf(&path, "%s?allowWatchBookmarks=true&resourceVersion=", kinds[r->k].path);
+    sb_printf(&path, "%s?allowWatchBookmarks=true&resourceVersion=", decode_kinds[r->k].path);
     kube_path_escape(&path, rv);
     sb_printf(&path, "&timeoutSeconds=%u&watch=true", 300 + rand_r(&seed) % 300);
     stream_ctx s = {w, r, {{0}}, NULL, false, NULL, 0, false, &broken};
@@ -977,7 +948,7 @@ static void *watch_thread(void *arg) {
       /* the server ended the watch (its timeout): open it again from where it was; one that
        * ended at once with nothing in it waits a second first (as client-go's reflector does
        * with a very short watch), so a server that closes every watch is not asked in a loop */
-      LOGV(4, NULL, "Watch ended; opening it again", LSTR("kind", kinds[r->k].kind),
+      LOGV(4, NULL, "Watch ended; opening it again", LSTR("kind", decode_kinds[r->k].kind),
            LSTR("resourceVersion", rv), LUINT("events", s.events));
       if (s.events == 0 && time_mono_seconds() - opened_at < 1.0 && !sleep_or_quit(w, 1.0)) {
         kube_response_free(&resp);
@@ -996,7 +967,7 @@ static void *watch_thread(void *arg) {
     watch_framer_free(&s.frame);
     free(s.failure);
     if (relist) {
-      LOGV(1, NULL, "The watch cannot go on; listing again", LSTR("kind", kinds[r->k].kind),
+      LOGV(1, NULL, "The watch cannot go on; listing again", LSTR("kind", decode_kinds[r->k].kind),
            LSTR("why", why));
       pthread_mutex_lock(&w->mu);
       free(r->watch_from);
@@ -1017,7 +988,7 @@ static void *watch_thread(void *arg) {
         broken = true;
       }
       LOGE(NULL, opened ? "Watch stream broke; opening it again" : "Watch failed; retrying", why,
-           LSTR("kind", kinds[r->k].kind), LSTR("resourceVersion", rv));
+           LSTR("kind", decode_kinds[r->k].kind), LSTR("resourceVersion", rv));
       double wait = 0;
       if (!opened) {
         wait = backoff_seconds(++failures);
@@ -1057,14 +1028,14 @@ watch_cache *watch_cache_new(kube_client *c, const watch_options *o, dserr *err)
     snprintf(p, len, "object.%s", unread[i]);
     w->event_skip[i] = p;
   }
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     wres *r = &w->res[k];
     r->w = w;
     r->k = k;
-    r->active = !kinds[k].kubevirt || o->kubevirt;
+    r->active = !decode_kinds[k].kubevirt || o->kubevirt;
     if (!r->active)
       continue;
-    snprintf(r->why, sizeof r->why, "%s: not listed yet", kinds[k].plural);
+    snprintf(r->why, sizeof r->why, "%s: not listed yet", decode_kinds[k].plural);
     r->client = kube_client_new(o->cfg, o->qps, o->burst, err);
     if (!r->client) {
       watch_cache_free(w);
@@ -1087,7 +1058,7 @@ void watch_cache_free(watch_cache *w) {
   __atomic_store_n(&w->quit, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->started)
       pthread_join(r->thread, NULL);
@@ -1115,7 +1086,7 @@ void watch_cache_free(watch_cache *w) {
 
 /* every kind watched has a current list */
 static bool all_listed(const watch_cache *w) {
-  for (int k = 0; k < K_COUNT; k++)
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++)
     if (w->res[k].active && !w->res[k].listed)
       return false;
   return true;
@@ -1138,15 +1109,15 @@ void watch_cache_pump(watch_cache *w) {
       r->listed = false;
       r->relist_reason = m->reason;
       r->list_retry_at = 0;
-      snprintf(r->why, sizeof r->why, "%s: listing again (%s)", kinds[m->k].plural, m->text);
+      snprintf(r->why, sizeof r->why, "%s: listing again (%s)", decode_kinds[m->k].plural, m->text);
       break;
     case MSG_BROKEN:
       r->broken = true;
-      snprintf(r->why, sizeof r->why, "%s: watch failed: %s", kinds[m->k].plural, m->text);
+      snprintf(r->why, sizeof r->why, "%s: watch failed: %s", decode_kinds[m->k].plural, m->text);
       break;
     case MSG_CONNECTED:
       if (r->broken)
-        LOGV(1, NULL, "Watch open again; the kind is synced", LSTR("kind", kinds[m->k].kind));
+        LOGV(1, NULL, "Watch open again; the kind is synced", LSTR("kind", decode_kinds[m->k].kind));
       r->broken = false;
       break;
     }
@@ -1158,7 +1129,7 @@ void watch_cache_pump(watch_cache *w) {
       shared_content(w) >= w->shared_base + w->o.compact_bytes)
     compact(w);
   double now = time_mono_seconds();
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     wres *r = &w->res[k];
     if (r->active && !r->listed && now >= r->list_retry_at && !w->quit)
       list_kind(w, r);
@@ -1177,7 +1148,7 @@ void watch_cache_pump(watch_cache *w) {
 
 bool watch_cache_synced(watch_cache *w, char *why, size_t cap) {
   strbuf sb = {0};
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     const wres *r = &w->res[k];
     if (r->active && (!r->listed || r->broken))
       sb_printf(&sb, "%s%s", sb.len ? "; " : "", r->why);
@@ -1192,8 +1163,8 @@ model *watch_cache_view(watch_cache *w, dserr *err) {
   model *v = model_new_view(w->store->strings);
   v->keep_pod_conditions = w->o.keep_pod_conditions;
   v->keys_unique = true; /* the cache holds each key once */
-  for (int k = 0; k < K_COUNT; k++) {
-    if (kinds[k].vec == NONE)
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
+    if (decode_kinds[k].vec == KIND_NO_SLOT)
       continue;
     const wres *r = &w->res[k];
     vec_of *vv = vec_in(v, k);
@@ -1206,7 +1177,7 @@ model *watch_cache_view(watch_cache *w, dserr *err) {
   }
   /* as a list read into one model: the last KubeVirt CR that decodes, and the error of one
    * that does not */
-  const wres *kv = &w->res[K_KUBEVIRT];
+  const wres *kv = &w->res[KIND_KUBEVIRT];
   for (size_t i = 0; i < kv->n; i++) {
     if (kv->items[i].obj)
       v->kubevirt = *(kubevirt_cr *)kv->items[i].obj;
@@ -1244,7 +1215,7 @@ void watch_cache_stats(watch_cache *w, watch_stats *st) {
   /* what objects share, then each object with its arena's header and the heap's */
   st->shared = shared_bytes(w);
   st->bytes = st->shared + w->object_bytes;
-  for (int k = 0; k < K_COUNT; k++) {
+  for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     st->objects += w->res[k].n;
     st->bytes += w->res[k].cap * sizeof *w->res[k].items;
   }
@@ -1256,14 +1227,14 @@ void watch_cache_stats(watch_cache *w, watch_stats *st) {
  * the queue until the next pump, and only the cycle's thread pumps, so what this returns stays
  * valid through the eviction). NULL when there is none newer than the object the cycle read. */
 static const wmsg *news_of(watch_cache *w, const pod *p) {
-  const wres *r = &w->res[K_POD];
+  const wres *r = &w->res[KIND_POD];
   bool found;
   size_t i = find(r->items, r->n, p->ns, p->name, &found);
   uint64_t held = found && r->items[i].obj == p ? r->items[i].rv : 0;
   const wmsg *newest = NULL;
   pthread_mutex_lock(&w->mu);
   for (const wmsg *m = w->head; m; m = m->next) {
-    if (m->k != K_POD || m->kind != MSG_EVENT)
+    if (m->k != KIND_POD || m->kind != MSG_EVENT)
       continue;
     const doc_node *md = doc_get(m->obj, "metadata");
     const char *name = doc_str(doc_get(md, "name")), *ns = doc_str(doc_get(md, "namespace"));
