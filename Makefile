@@ -1,5 +1,7 @@
 # Entry points. Each target installs what is missing (Debian packages) and builds first.
 #   make demo       simulate one cycle on the built-in KubeVirt example (no cluster needed)
+#   make check      the quick loop: layers, unit tests, conformance vectors and the offline
+#                   CLI scripts (about a minute and a half; docs/HACKING.md)
 #   make test       every test suite (unit, sanitizers, upstream conformance, CLI, API simulator,
 #                   the real kube-apiserver tier)
 #   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
@@ -12,7 +14,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo test test-realapi bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test test-realapi bench demo-live demo-openshift clean format
 
 all: build
 
@@ -21,11 +23,15 @@ deps:
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(BUILD) -j2
+	@cmake --build $(BUILD) -j2 -- --no-print-directory
 
 demo: build
 	$(BUILD)/descheduler simulate --policy-config-file $(EXAMPLE)/policy.yaml \
 	  --snapshot $(EXAMPLE)/cluster.json --feature-gates EvictionsInBackground=true --v 3
+
+check: build
+	@scripts/deps.sh test
+	@tests/check.sh
 
 test:
 	@tests/run-all.sh
