@@ -3,7 +3,7 @@
 # `runbook-demo` markers is executed by bash (-e: every command must succeed) against the
 # simulator started by tests/apisim/demo-live.sh (what `make demo-live` runs), with the built
 # binary and Debian's kubectl first on the PATH, from a directory that sees the repository's
-# examples/ and tests/ (so descheduler.log lands in the test's temp dir). Then the output of
+# deploy/, examples/ and tests/ (so descheduler.log lands in the test's temp dir). Then the output of
 # each step is checked.
 . "$(dirname "$0")/lib.sh"
 KUBECTL_BIN=${KUBECTL:-$ROOT/.deps/bin/kubectl}
@@ -31,6 +31,7 @@ ln -s "$DESCHEDULER" "$TMP/bin/descheduler"
 ln -s "$KUBECTL_BIN" "$TMP/bin/kubectl"
 ln -s "$ROOT/examples" "$TMP/work/examples"
 ln -s "$ROOT/tests" "$TMP/work/tests"
+ln -s "$ROOT/deploy" "$TMP/work/deploy"
 (cd "$TMP/work" && KC=$KC PATH=$TMP/bin:$PATH bash -e "$TMP/steps.sh") >"$TMP/out" 2>"$TMP/err"
 status=$?
 expect_status 0
