@@ -77,9 +77,9 @@ int doc_stream_file(const char *path, doc_item_cb cb, void *ctx, arena *hdr_aren
  * its tree: skip is a NULL-terminated list of paths from the object's root, map keys joined
  * by '.', "[]" for every element of a list ("metadata.managedFields",
  * "spec.containers[].env"); they apply to the header's root as well. Those parts are still
- * read as JSON (a malformed one fails the stream as before). YAML, and JSON that the fast
- * reader leaves to yajl (doc/doc_fast.h), come whole: skipping saves work, it is no filter
- * a caller may rely on. */
+ * read as JSON (a malformed one fails the stream, as when it is built). YAML, and JSON that
+ * the fast reader leaves to yajl (doc/doc_fast.h), come whole: skipping saves work, it is no
+ * filter a caller may rely on. */
 int doc_stream_memory_skipping(doc_format fmt, const char *name, const char *buf, size_t len,
                                const char *const *skip, doc_item_cb cb, void *ctx,
                                arena *hdr_arena, doc_node **header, dserr *err);

@@ -3,8 +3,8 @@
  * As client-go's event broadcaster does for upstream's descheduler, a cycle hands an Event over
  * and goes on with its next eviction; a thread of its own, on a connection and a rate limiter
  * of its own (the same qps and burst), POSTs the Events in the order they came. An Event is
- * best effort: one the server refuses, or that cannot be sent, is logged at --v 2 and dropped,
- * as before; when EVENTS_QUEUED_MAX are waiting, a new one is dropped and logged at --v 2 (the
+ * best effort: one the server refuses, or that cannot be sent, is logged at --v 2 and dropped;
+ * when EVENTS_QUEUED_MAX are waiting, a new one is dropped and logged at --v 2 (the
  * broadcaster drops too when its queue is full). At exit the queue is sent first, for a bounded
  * time. */
 #ifndef DS_KUBE_EVENTS_H

@@ -7,7 +7,7 @@
  * when a page does not, the fetcher waits for the decoder's token). At most two pages wait.
  * The page function runs on the calling thread, in page order, as a plain loop would run it;
  * the client is used by the fetcher alone while the list runs (a client is not thread-safe).
- * Errors read as before: `HTTP <status>: <message>` or the transport failure. */
+ * Errors read as a plain loop's would: `HTTP <status>: <message>` or the transport failure. */
 #ifndef DS_KUBE_PAGER_H
 #define DS_KUBE_PAGER_H
 

@@ -450,8 +450,8 @@ static int cmp_keyed_pod_q(const void *a, const void *b) {
 }
 
 /* Sorts one node's pods by name (then namespace), as sort_vec with cmp_pod_name does, but
- * reads each name once: a Deployment's view sorts 150,000 pods this way every cycle, and
- * strcmp through each pod's name pointer, five times a pod, was a tenth of the cycle. */
+ * reads each name once: a Deployment's view sorts 150,000 pods this way every cycle, where
+ * strcmp through each pod's name pointer, five times a pod, costs a tenth of the cycle. */
 static void sort_node_pods(pod **pods, size_t n) {
   if (n < 2)
     return;

@@ -56,7 +56,7 @@ void log_mute(bool on);
 /* Between log_hold and log_release (they nest), lines are collected and written in large
  * writes: when 64 KiB are held, when the first held line is 0.1 s old as another comes, at
  * log_flush, at log_release and at exit(). A cycle's decisions write thousands of lines; one
- * write each cost a tenth of the cycle. Whoever holds calls log_flush before waiting on
+ * write each would cost a tenth of the cycle. Whoever holds calls log_flush before waiting on
  * anything (the API client does before every request), so no line waits behind a slow call. */
 void log_hold(void);
 void log_release(void);
