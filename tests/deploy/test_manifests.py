@@ -107,13 +107,22 @@ class Manifests(dl.KubectlCase):
         out = self.k("apply", "-k", os.path.join(dl.DEPLOY, "cronjob")).stdout
         self.assertEqual([line.split()[-1] for line in out.splitlines()], ["unchanged"] * 6, out)
 
-        # changing the policy, as docs/install.md says: the ConfigMap from another file, applied
-        gen = self.k("create", "configmap", "descheduler", "-n", NS,
-                     "--from-file=policy.yaml=" + os.path.join(POLICIES, "default-safe.yaml"),
-                     "--dry-run=client", "-o", "yaml").stdout
-        self.assertIn("configmap/descheduler configured", self.k("apply", "-f", "-", input=gen).stdout)
-        self.assertEqual(self.get("/api/v1/namespaces/descheduler/configmaps/descheduler")["data"]["policy.yaml"],
-                         read(os.path.join(POLICIES, "default-safe.yaml")))
+        # changing the policy: docs/install.md's block, run as written (bash -e) with kubectl on
+        # the PATH; the ConfigMap gets the new policy and keeps the label `check` finds it by
+        block = re.search(r"<!-- policy-change: begin -->\n```sh\n(.*?)```\n<!-- policy-change: end -->",
+                          read(os.path.join(dl.REPO, "docs", "install.md")), re.S).group(1)
+        work = os.path.join(self.sim.tmp, "policy-change")
+        os.makedirs(os.path.join(work, "bin"))
+        os.symlink(os.path.join(POLICIES, "default-safe.yaml"), os.path.join(work, "my-policy.yaml"))
+        os.symlink(dl.kubectl_path(), os.path.join(work, "bin", "kubectl"))
+        env = dict(os.environ, KUBECONFIG=self.sim.kubeconfig, PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
+        p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block], cwd=work, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("configmap/descheduler configured", p.stdout)
+        cm = self.get("/api/v1/namespaces/descheduler/configmaps/descheduler")
+        self.assertEqual(cm["data"]["policy.yaml"], read(os.path.join(POLICIES, "default-safe.yaml")))
+        self.assert_labelled(cm)
 
         # rolling back: suspend the CronJob, and resume it
         self.k("patch", "cronjob", "descheduler", "-n", NS, "-p", '{"spec":{"suspend":true}}')

@@ -407,3 +407,39 @@ class RbacMatchesRequests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def install_md_rules(text):
+    """{(group, resource, verb)} of the ClusterRole table in docs/install.md ("core" is "")."""
+    sec = text[text.index("## 5. RBAC"):]
+    rows = sec[sec.index("| verbs | API group |"):].split("\n\n")[0].splitlines()[2:]
+    out = set()
+    for row in rows:
+        verbs, group, resources = [c.strip() for c in row.strip("|").split("|")][:3]
+        group = "" if group == "core" else group
+        for v in verbs.replace("`", "").split(","):
+            for r in resources.split(","):
+                out.add((group, r.strip(), v.strip()))
+    return out
+
+
+class RbacTableMatchesClusterRole(unittest.TestCase):
+    """docs/install.md's table says exactly what deploy/base/clusterrole.yaml grants."""
+
+    def test_table_is_the_cluster_role(self):
+        import yaml
+        with open(os.path.join(dl.DEPLOY, "base", "clusterrole.yaml")) as f:
+            role = yaml.safe_load(f)
+        granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+                   for v in rule["verbs"]}
+        with open(os.path.join(dl.REPO, "docs", "install.md")) as f:
+            documented = install_md_rules(f.read())
+        self.assertEqual(sorted(documented - granted), [], "in docs/install.md's table, not granted")
+        self.assertEqual(sorted(granted - documented), [], "granted, missing from docs/install.md's table")
+
+    def test_a_missing_row_is_caught(self):
+        with open(os.path.join(dl.REPO, "docs", "install.md")) as f:
+            text = f.read()
+        row = next(line for line in text.splitlines() if line.startswith("| `patch` | kubevirt.io |"))
+        self.assertNotIn(("kubevirt.io", "virtualmachineinstances", "patch"),
+                         install_md_rules(text.replace(row + "\n", "")))
