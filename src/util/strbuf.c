@@ -324,3 +324,55 @@ char *read_file_text(const char *path, size_t *len) {
   sb_appendc(&sb, 0);
   return sb_detach(&sb);
 }
+
+static unsigned char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : (unsigned char)c;
+}
+
+size_t str_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  /* three rows of the table: the swap of two neighbours looks two rows back */
+  size_t *row = malloc(3 * (lb + 1) * sizeof *row);
+  if (!row)
+    abort();
+  size_t *prev2 = row, *prev = row + lb + 1, *cur = row + 2 * (lb + 1);
+  for (size_t j = 0; j <= lb; j++)
+    prev[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cost = lower(a[i - 1]) != lower(b[j - 1]);
+      size_t best = prev[j - 1] + cost;
+      if (prev[j] + 1 < best)
+        best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best)
+        best = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1]) && prev2[j - 2] + 1 < best)
+        best = prev2[j - 2] + 1;
+      cur[j] = best;
+    }
+    size_t *t = prev2;
+    prev2 = prev;
+    prev = cur;
+    cur = t;
+  }
+  size_t d = prev[lb];
+  free(row);
+  return d;
+}
+
+const char *str_nearest(const char *s, const char *const *candidates, size_t n) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  for (size_t i = 0; i < n; i++) {
+    size_t d = str_distance(s, candidates[i]);
+    size_t longer = strlen(s) > strlen(candidates[i]) ? strlen(s) : strlen(candidates[i]);
+    size_t limit = longer / 3 ? longer / 3 : 1;
+    if (d <= limit && d < best_d) {
+      best = candidates[i];
+      best_d = d;
+    }
+  }
+  return best;
+}

@@ -43,4 +43,13 @@ const char *sb_str(const strbuf *sb);
 /* Hands the heap buffer to the caller (caller frees) and empties sb. */
 char *sb_detach(strbuf *sb);
 
+/* "Did you mean": the edit distance between a and b with ASCII case ignored, where inserting,
+ * deleting or replacing a character or swapping two neighbours costs 1 (optimal string
+ * alignment, the weights of git's help_unknown_cmd without its prefix bonus). */
+size_t str_distance(const char *a, const char *b);
+/* The candidate nearest to s when it is near enough to be what s misspells (at most a third
+ * of the longer name's length away, and at least one character), else NULL. The first of
+ * equally near candidates wins. */
+const char *str_nearest(const char *s, const char *const *candidates, size_t n);
+
 #endif
