@@ -6,6 +6,8 @@
  * (and a policy naming it gets upstream's "not registered" error). */
 #include "registry.h"
 
+#include "../util/strbuf.h"
+
 #include <string.h>
 
 #define PLUGIN(sym) extern const plugin_desc sym __attribute__((weak));
@@ -52,4 +54,13 @@ const plugin_desc *plugin_lookup(const char *name) {
     if (strcmp(all[i]->name, name) == 0)
       return all[i];
   return NULL;
+}
+
+const char *plugin_nearest(const char *name) {
+  const plugin_desc *const *all = table();
+  const char *names[NCANDIDATES];
+  size_t n = 0;
+  for (; all[n]; n++)
+    names[n] = all[n]->name;
+  return str_nearest(name, names, n);
 }
