@@ -71,6 +71,10 @@ int decode_snapshot_file(model *m, const char *path, dserr *err);
  * decode_snapshot_file uses 32 MiB; tests pass 0. */
 int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
                                dserr *err);
+/* decode_snapshot_file, also saying what the file's top level is: *single_kind is NULL for a
+ * list (kind List or <Kind>List, or no kind), else the kind of the one object the file holds
+ * (in the model's arena), so that a command that wants a whole cluster can refuse one object. */
+int decode_snapshot_file_shape(model *m, const char *path, const char **single_kind, dserr *err);
 
 /* Streams an API list response body held in memory into the model: JSON, or protobuf
  * (doc/doc_pb.h) when the body starts with its magic and kind_hint has a schema

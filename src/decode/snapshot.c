@@ -201,8 +201,10 @@ static void split_drop(void *ctx) {
 /* how far past the middle a likely item start is looked for */
 #define SPLIT_SPAN (4u << 20)
 
-int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
-                               dserr *err) {
+/* decode_snapshot_file_split; with hdr_arena, *header is the file's root without its items
+ * (the whole object when the file is one) */
+static int snapshot_file(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
+                         arena *hdr_arena, doc_node **header, dserr *err) {
   stream_ctx s = {m, NULL, 0, NULL, NULL, NULL};
   split_worker w = {.path = path};
   *by_worker = 0;
@@ -222,8 +224,8 @@ int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, s
     if (!w.running)
       w.rc = -1; /* no thread: the calling thread reads it all */
   }
-  int rc =
-      doc_stream_file_split(path, unread_paths, two ? &split : NULL, on_item, &s, NULL, NULL, err);
+  int rc = doc_stream_file_split(path, unread_paths, two ? &split : NULL, on_item, &s, hdr_arena,
+                                 header, err);
   if (two) {
     atomic_store(&w.stop, true);
     worker_end(&w); /* joined or dropped already; this only makes sure */
@@ -241,9 +243,29 @@ int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, s
   return 0;
 }
 
+int decode_snapshot_file_split(model *m, const char *path, uint64_t min_bytes, size_t *by_worker,
+                               dserr *err) {
+  return snapshot_file(m, path, min_bytes, by_worker, NULL, NULL, err);
+}
+
 int decode_snapshot_file(model *m, const char *path, dserr *err) {
   size_t by_worker;
   return decode_snapshot_file_split(m, path, SPLIT_MIN_BYTES, &by_worker, err);
+}
+
+int decode_snapshot_file_shape(model *m, const char *path, const char **single_kind, dserr *err) {
+  size_t by_worker;
+  arena *hdr = arena_new(16 * 1024);
+  doc_node *header = NULL;
+  *single_kind = NULL;
+  int rc = snapshot_file(m, path, SPLIT_MIN_BYTES, &by_worker, hdr, &header, err);
+  const char *kind = rc == 0 ? doc_str(doc_get(header, "kind")) : NULL;
+  size_t len = kind ? strlen(kind) : 0;
+  /* kubectl prints a v1 List; `kubectl get --raw` a typed one (NodeList) */
+  if (kind && *kind && !(len >= 4 && !strcmp(kind + len - 4, "List")))
+    *single_kind = arena_strdup(m->mem, kind);
+  arena_free(hdr);
+  return rc;
 }
 
 int decode_list_page(model *m, const char *name, const char *body, size_t len,
