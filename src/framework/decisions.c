@@ -362,26 +362,54 @@ static void json_node_figures(strbuf *out, const dec_node *dn) {
   }
 }
 
+/* A node's entry: {"name", "inCycle", "category", "why", "thresholds", figures} */
+static void json_node(strbuf *out, const decisions *d, const node *n) {
+  const dec_node *dn = &d->nodes[n->index];
+  sb_append(out, "{\"name\":");
+  sb_append_json_str(out, n->name);
+  sb_printf(out, ",\"inCycle\":%s,\"category\":", dn->in_cycle ? "true" : "false");
+  sb_append_json_str(out, dn->category ? dn->category : "");
+  if (dn->why) {
+    sb_append(out, ",\"why\":");
+    sb_append_json_str(out, dn->why);
+  }
+  if (dn->thresholds) {
+    sb_append(out, ",\"thresholds\":");
+    sb_append_json_str(out, dn->thresholds);
+  }
+  json_node_figures(out, dn);
+  sb_appendc(out, '}');
+}
+
+/* A pod's entry: {"pod", "node", "outcome", "events": [...]}, with the node's own entry
+ * before the events when with_node is set and the pod has a node. */
+static void json_pod(strbuf *out, const decisions *d, const dec_pod *dp, bool with_node) {
+  sb_append(out, "{\"pod\":");
+  json_pod_ref(out, dp->pod);
+  sb_append(out, ",\"node\":");
+  sb_append_json_str(out, dp->pod->node_name);
+  sb_append(out, ",\"outcome\":");
+  sb_append_json_str(out, dec_outcome_name(dp->outcome));
+  if (with_node && dp->pod->node) {
+    sb_append(out, ",\"nodeRecord\":");
+    json_node(out, d, dp->pod->node);
+  }
+  sb_append(out, ",\"events\":[");
+  for (const dec_event *e = dp->events; e; e = e->next) {
+    if (e != dp->events)
+      sb_appendc(out, ',');
+    json_event(out, e);
+  }
+  sb_append(out, "]}");
+}
+
 void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *out) {
   const model *m = d->m;
   sb_append(out, "{\"nodes\":[");
   for (size_t i = 0; i < m->nodes.n; i++) {
-    const node *n = m->nodes.items[i];
-    const dec_node *dn = &d->nodes[n->index];
-    sb_append(out, i ? ",{\"name\":" : "{\"name\":");
-    sb_append_json_str(out, n->name);
-    sb_printf(out, ",\"inCycle\":%s,\"category\":", dn->in_cycle ? "true" : "false");
-    sb_append_json_str(out, dn->category ? dn->category : "");
-    if (dn->why) {
-      sb_append(out, ",\"why\":");
-      sb_append_json_str(out, dn->why);
-    }
-    if (dn->thresholds) {
-      sb_append(out, ",\"thresholds\":");
-      sb_append_json_str(out, dn->thresholds);
-    }
-    json_node_figures(out, dn);
-    sb_appendc(out, '}');
+    if (i)
+      sb_appendc(out, ',');
+    json_node(out, d, m->nodes.items[i]);
   }
   size_t counts[DEC_NOUTCOMES], nrows;
   row *rows = sorted_rows(d, counts, &nrows);
@@ -411,20 +439,9 @@ void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *
   if (all_pods) {
     sb_append(out, ",\"pods\":[");
     for (size_t i = 0; i < d->npods; i++) {
-      const dec_pod *dp = &d->pods[i];
-      sb_append(out, i ? ",{\"pod\":" : "{\"pod\":");
-      json_pod_ref(out, dp->pod);
-      sb_append(out, ",\"node\":");
-      sb_append_json_str(out, dp->pod->node_name);
-      sb_append(out, ",\"outcome\":");
-      sb_append_json_str(out, dec_outcome_name(dp->outcome));
-      sb_append(out, ",\"events\":[");
-      for (const dec_event *e = dp->events; e; e = e->next) {
-        if (e != dp->events)
-          sb_appendc(out, ',');
-        json_event(out, e);
-      }
-      sb_append(out, "]}");
+      if (i)
+        sb_appendc(out, ',');
+      json_pod(out, d, &d->pods[i], false);
     }
     sb_appendc(out, ']');
   }
@@ -515,4 +532,15 @@ void decisions_explain(const decisions *d, const pod *p, strbuf *out) {
       sb_printf(out, " by %s", e->by);
     sb_printf(out, ": %s\n", e->reason);
   }
+}
+
+void decisions_explain_json(const decisions *d, const pod *p, strbuf *out) {
+  const dec_pod *dp = find(d, p);
+  if (!dp) {
+    sb_append(out, "{\"pod\":");
+    json_pod_ref(out, p);
+    sb_append(out, ",\"outcome\":null}");
+    return;
+  }
+  json_pod(out, d, dp, true);
 }

@@ -132,5 +132,12 @@ void decisions_json(const decisions *d, size_t examples, bool all_pods, strbuf *
 void decisions_text(const decisions *d, size_t examples, strbuf *out);
 /* The record of one pod in words, several lines. */
 void decisions_explain(const decisions *d, const pod *p, strbuf *out);
+/* The same record as one JSON object: {"pod", "node", "outcome", "nodeRecord": {the node's
+ * entry as decisions_json writes it}, "events": [...]}. */
+void decisions_explain_json(const decisions *d, const pod *p, strbuf *out);
+
+/* How many pods the decision summary names per reason unless told (--decision-examples of
+ * `simulate`, `explain` and a live run's --decisions-file alike). */
+#define DECISION_EXAMPLES_DEFAULT 3
 
 #endif
