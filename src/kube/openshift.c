@@ -80,7 +80,9 @@ int kube_get_kubedescheduler(kube_client *c, const char *ns, const char *name, a
   long status;
   if (get_object(c, path, a, obj, &status, err) < 0)
     return -1;
-  if (!*obj)
-    return dserr_set(err, "kubedeschedulers.operator.openshift.io \"%s\" not found", name);
+  if (!*obj) {
+    dserr_set(err, "kubedeschedulers.operator.openshift.io \"%s\" not found", name);
+    return KUBE_GET_NOT_FOUND;
+  }
   return 0;
 }

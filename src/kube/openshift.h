@@ -30,8 +30,11 @@ int kube_read_openshift_facts(kube_client *c, model *m, int page, char *route_er
 model *kube_openshift_facts_model(kube_client *c, int page, char *route_error, size_t cap,
                                   dserr *err);
 
-/* GETs KubeDescheduler ns/name (operator.openshift.io/v1). *obj lives in a. Not found gives
- * -1 with `kubedeschedulers.operator.openshift.io "<name>" not found`. */
+/* GETs KubeDescheduler ns/name (operator.openshift.io/v1). *obj lives in a. -1 with err when
+ * the API server could not be asked (or did not answer it); not found gives
+ * KUBE_GET_NOT_FOUND with `kubedeschedulers.operator.openshift.io "<name>" not found`, which a
+ * command reports as bad input (the name is the user's). */
+#define KUBE_GET_NOT_FOUND (-2)
 int kube_get_kubedescheduler(kube_client *c, const char *ns, const char *name, arena *a,
                              doc_node **obj, dserr *err);
 
