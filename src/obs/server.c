@@ -13,10 +13,12 @@
  * thread checks the certificate files once a second. As Go does for the wildcard 0.0.0.0,
  * the socket is a dual-stack [::] when the host has IPv6.
  *
- * Certificates: given files are checked with OpenSSL first (GnuTLS inside libmicrohttpd
- * would reject a bad pair without saying why); without files a self-signed EC P-256
- * certificate is made in memory, as the Go server's loopback certificate is never written
- * to disk. GnuTLS asks for the certificate at every handshake (MHD_OPTION_HTTPS_CERT_CALLBACK),
+ * Certificates: given files are checked first, with GnuTLS's x509 functions, as Go's
+ * tls.X509KeyPair checks them (libmicrohttpd would reject a bad pair without saying why);
+ * without files a self-signed EC P-256 certificate is made in memory with GnuTLS, as the Go
+ * server's loopback certificate is never written to disk. GnuTLS is the one crypto library
+ * the program's own code calls, as libmicrohttpd serves with it (libcurl, the API client,
+ * brings its own). GnuTLS asks for the certificate at every handshake (MHD_OPTION_HTTPS_CERT_CALLBACK),
  * so when the files change (a cert-manager rotation) new connections get the new pair, as
  * with upstream's dynamic serving certificate; a pair that does not load keeps the old one
  * and says why once. TLS 1.2 is the minimum, as for Kubernetes serving. */
@@ -32,17 +34,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gnutls/abstract.h>
+#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,16 +63,6 @@
 static const char *go_strerror(int errnum, char *buf, size_t n) {
   snprintf(buf, n, "%s", strerror(errnum));
   buf[0] = (char)tolower((unsigned char)buf[0]);
-  return buf;
-}
-
-/* The first queued OpenSSL error, or `fallback` when none is queued. Clears the queue. */
-static const char *openssl_reason(const char *fallback, char *buf, size_t n) {
-  unsigned long e = ERR_get_error();
-  if (!e)
-    return fallback;
-  ERR_error_string_n(e, buf, n);
-  ERR_clear_error();
   return buf;
 }
 
@@ -239,105 +227,110 @@ static char *read_pem_file(const char *path, dserr *err) {
   return sb_detach(&sb); /* "" for an empty file, never NULL */
 }
 
-/* Checks what Go's tls.X509KeyPair checks: a certificate, a key, and that they match. */
+/* Checks what Go's tls.X509KeyPair checks: a certificate, a key, and that they match (the
+ * same public key: its key ID, a hash of it, is the same). */
 static int check_key_pair(const char *cert_file, const char *cert_pem, const char *key_file,
                           const char *key_pem, dserr *err) {
-  char buf[256];
-  int rc = -1;
-  BIO *cb = BIO_new_mem_buf(cert_pem, -1), *kb = BIO_new_mem_buf(key_pem, -1);
-  X509 *cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
-  EVP_PKEY *key = NULL;
-  if (!cert) {
+  int rc = -1, e;
+  gnutls_x509_crt_t cert = NULL;
+  gnutls_x509_privkey_t key = NULL;
+  gnutls_datum_t cd = {(unsigned char *)cert_pem, (unsigned)strlen(cert_pem)};
+  gnutls_datum_t kd = {(unsigned char *)key_pem, (unsigned)strlen(key_pem)};
+  if ((e = gnutls_x509_crt_init(&cert)) < 0 ||
+      (e = gnutls_x509_crt_import(cert, &cd, GNUTLS_X509_FMT_PEM)) < 0) {
     dserr_set(err, "%s: tls: failed to find any PEM data in certificate input (%s)", cert_file,
-              openssl_reason("no certificate", buf, sizeof buf));
+              gnutls_strerror(e));
     goto out;
   }
-  /* an empty passphrase callback: an encrypted key fails instead of prompting on a tty */
-  key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, (void *)"") : NULL;
-  if (!key) {
+  /* no password: an encrypted key fails instead of asking for one */
+  if ((e = gnutls_x509_privkey_init(&key)) < 0 ||
+      (e = gnutls_x509_privkey_import2(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
     dserr_set(err, "%s: tls: failed to find any PEM data in key input (%s)", key_file,
-              openssl_reason("no private key", buf, sizeof buf));
+              gnutls_strerror(e));
     goto out;
   }
-  if (X509_check_private_key(cert, key) != 1) {
-    ERR_clear_error();
+  unsigned char cert_id[64], key_id[64];
+  size_t cert_len = sizeof cert_id, key_len = sizeof key_id;
+  if (gnutls_x509_crt_get_key_id(cert, GNUTLS_KEYID_USE_SHA256, cert_id, &cert_len) < 0 ||
+      gnutls_x509_privkey_get_key_id(key, GNUTLS_KEYID_USE_SHA256, key_id, &key_len) < 0 ||
+      cert_len != key_len || memcmp(cert_id, key_id, cert_len) != 0) {
     dserr_set(err, "%s, %s: tls: private key does not match public key", cert_file, key_file);
     goto out;
   }
   rc = 0;
 out:
-  X509_free(cert);
-  EVP_PKEY_free(key);
-  BIO_free(cb);
-  BIO_free(kb);
+  if (cert)
+    gnutls_x509_crt_deinit(cert);
+  if (key)
+    gnutls_x509_privkey_deinit(key);
   return rc;
 }
 
-static int add_extension(X509 *cert, int nid, const char *value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx(&ctx, cert, cert, NULL, NULL, 0);
-  X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-  if (!ext)
-    return -1;
-  int ok = X509_add_ext(cert, ext, -1);
-  X509_EXTENSION_free(ext);
-  return ok ? 0 : -1;
-}
-
-static char *bio_to_string(BIO *b) {
-  char *data;
-  long n = BIO_get_mem_data(b, &data);
-  char *s = malloc((size_t)n + 1);
+/* A heap copy of a GnuTLS datum as a C string (the caller frees it with free). */
+static char *datum_string(const gnutls_datum_t *d) {
+  char *s = malloc((size_t)d->size + 1);
   if (!s)
     abort();
-  memcpy(s, data, (size_t)n);
-  s[n] = 0;
+  memcpy(s, d->data, d->size);
+  s[d->size] = 0;
   return s;
 }
 
 /* A self-signed serving certificate for localhost/127.0.0.1, valid from an hour ago (clock
  * skew, as client-go's certutil) for a year. Fills heap PEM strings (caller frees). */
 static int make_self_signed(char **cert_pem, char **key_pem, dserr *err) {
-  char buf[256];
-  int rc = -1;
-  EVP_PKEY *key = EVP_EC_gen("P-256");
-  X509 *cert = X509_new();
-  BIGNUM *serial = BN_new();
-  BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
-  if (!key || !cert || !serial || !cb || !kb)
+  static const unsigned char loopback[4] = {127, 0, 0, 1};
+  int rc = -1, e;
+  gnutls_x509_privkey_t key = NULL;
+  gnutls_x509_crt_t cert = NULL;
+  gnutls_datum_t cd = {NULL, 0}, kd = {NULL, 0};
+  unsigned char serial[16], key_id[64];
+  size_t key_id_len = sizeof key_id;
+  time_t now = time(NULL);
+  /* a positive random serial of 127 bits, as the Go server's */
+  if ((e = gnutls_rnd(GNUTLS_RND_NONCE, serial, sizeof serial)) < 0)
     goto fail;
-  X509_NAME *name = X509_get_subject_name(cert);
-  if (!X509_set_version(cert, 2) || !BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) ||
-      !BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert)) ||
-      !X509_gmtime_adj(X509_getm_notBefore(cert), -3600) ||
-      !X509_gmtime_adj(X509_getm_notAfter(cert), 365L * 24 * 3600 - 3600) ||
-      !X509_set_pubkey(cert, key) ||
-      !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SELF_SIGNED_CN,
-                                  -1, -1, 0) ||
-      !X509_set_issuer_name(cert, name))
+  serial[0] = (unsigned char)((serial[0] & 0x7f) | 0x01);
+  if ((e = gnutls_x509_privkey_init(&key)) < 0 ||
+      (e = gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
+                                        GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0)) < 0 ||
+      (e = gnutls_x509_crt_init(&cert)) < 0 || (e = gnutls_x509_crt_set_version(cert, 3)) < 0 ||
+      (e = gnutls_x509_crt_set_serial(cert, serial, sizeof serial)) < 0 ||
+      (e = gnutls_x509_crt_set_activation_time(cert, now - 3600)) < 0 ||
+      (e = gnutls_x509_crt_set_expiration_time(cert, now + 365L * 24 * 3600 - 3600)) < 0 ||
+      (e = gnutls_x509_crt_set_dn_by_oid(cert, GNUTLS_OID_X520_COMMON_NAME, 0, SELF_SIGNED_CN,
+                                         sizeof SELF_SIGNED_CN - 1)) < 0 ||
+      (e = gnutls_x509_crt_set_key(cert, key)) < 0 ||
+      /* critical, CA:FALSE; critical digitalSignature; serverAuth */
+      (e = gnutls_x509_crt_set_basic_constraints(cert, 0, -1)) < 0 ||
+      (e = gnutls_x509_crt_set_key_usage(cert, GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
+      (e = gnutls_x509_crt_set_key_purpose_oid(cert, GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0 ||
+      (e = gnutls_x509_crt_get_key_id(cert, 0, key_id, &key_id_len)) < 0 ||
+      (e = gnutls_x509_crt_set_subject_key_id(cert, key_id, key_id_len)) < 0 ||
+      (e = gnutls_x509_crt_set_subject_alt_name(cert, GNUTLS_SAN_DNSNAME, "localhost", 9,
+                                                GNUTLS_FSAN_APPEND)) < 0 ||
+      (e = gnutls_x509_crt_set_subject_alt_name(cert, GNUTLS_SAN_IPADDRESS, loopback,
+                                                sizeof loopback, GNUTLS_FSAN_APPEND)) < 0 ||
+      (e = gnutls_x509_crt_sign2(cert, cert, key, GNUTLS_DIG_SHA256, 0)) < 0 ||
+      (e = gnutls_x509_crt_export2(cert, GNUTLS_X509_FMT_PEM, &cd)) < 0 ||
+      (e = gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &kd)) < 0)
     goto fail;
-  if (add_extension(cert, NID_basic_constraints, "critical,CA:FALSE") ||
-      add_extension(cert, NID_key_usage, "critical,digitalSignature") ||
-      add_extension(cert, NID_ext_key_usage, "serverAuth") ||
-      add_extension(cert, NID_subject_key_identifier, "hash") ||
-      add_extension(cert, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"))
-    goto fail;
-  if (!X509_sign(cert, key, EVP_sha256()) || !PEM_write_bio_X509(cb, cert) ||
-      !PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL))
-    goto fail;
-  *cert_pem = bio_to_string(cb);
-  *key_pem = bio_to_string(kb);
+  *cert_pem = datum_string(&cd);
+  *key_pem = datum_string(&kd);
   rc = 0;
   goto out;
 fail:
-  dserr_set(err, "generating a self-signed certificate: %s",
-            openssl_reason("out of memory", buf, sizeof buf));
+  dserr_set(err, "generating a self-signed certificate: %s", gnutls_strerror(e));
 out:
-  BIO_free(cb);
-  BIO_free(kb);
-  BN_free(serial);
-  X509_free(cert);
-  EVP_PKEY_free(key);
+  if (kd.data) {
+    gnutls_memset(kd.data, 0, kd.size);
+    gnutls_free(kd.data);
+  }
+  gnutls_free(cd.data);
+  if (cert)
+    gnutls_x509_crt_deinit(cert);
+  if (key)
+    gnutls_x509_privkey_deinit(key);
   return rc;
 }
 
@@ -572,7 +565,7 @@ static cert_gen *load_pair(const char *cert_file, const char *key_file, dserr *e
       dserr_prefix(err, "%s, %s", cert_file, key_file);
   }
   if (key)
-    OPENSSL_cleanse(key, strlen(key));
+    gnutls_memset(key, 0, strlen(key));
   free(key);
   free(cert);
   return g;
@@ -741,7 +734,7 @@ static int load_certificates(obs_server *s, const server_options *opt, dserr *er
     if (make_self_signed(&cert, &key, err) < 0)
       return -1;
     cert_gen *g = cert_gen_new(cert, key, err);
-    OPENSSL_cleanse(key, strlen(key));
+    gnutls_memset(key, 0, strlen(key));
     free(key);
     free(cert);
     if (!g)
