@@ -7,16 +7,17 @@
 #include "../obs/log.h"
 #include "cli.h"
 #include "flags.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
   (void)ctx;
+  cli_usage_head(out, "check");
   fprintf(
       out,
-      "Usage: descheduler check [--kubeconfig FILE] [--namespace NS] [-o text|json]\n\n"
-      "Runs the VM rebalancing runbook's compatibility checks against the cluster and prints\n"
+      "\nRuns the VM rebalancing runbook's compatibility checks against the cluster and prints\n"
       "one row per item (PASS, WARN or FAIL, the object read, what was seen):\n"
       "  the ConfigMap labelled " CHECK_APP_LABEL " and its policy.yaml;\n"
       "  the CronJob or Deployment running the descheduler and its flags\n"
@@ -28,32 +29,30 @@ static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
       "  DefaultEvictor protections that keep every VM in place (local storage, PVCs);\n"
       "  one simulated cycle of the policy (VMSafety's requireLiveMigration off, as upstream)\n"
       "    and every launcher it would evict whose VM would stop.\n"
-      "Nothing is written to the cluster. Exit 0 when nothing fails (warnings allowed), 1 when\n"
-      "an item fails, 2 for bad flags or kubeconfig.\n\nFlags:\n");
+      "Nothing is written to the cluster.\n\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, "an item fails (warnings do not) or the cluster could not be read");
 }
 
 int cmd_check(int argc, char **argv) {
   const char *kubeconfig = NULL, *ns = NULL, *output = "text";
   long long v = 0, page = 500;
-  flag_def defs[] = {{"kubeconfig", NULL, FLAG_STRING, &kubeconfig,
-                      "kubeconfig file; empty = in-cluster config", NULL},
+  flag_def defs[] = {FLAG_DEF_KUBECONFIG(&kubeconfig),
                      {"namespace", "n", FLAG_STRING, &ns,
                       "look for the ConfigMap and CronJob/Deployment only here", "every namespace"},
-                     {"output", "o", FLAG_STRING, &output, "text or json", "text"},
+                     FLAG_DEF_OUTPUT(&output),
                      {"v", "v", FLAG_INT, &v,
                       "also write the simulated cycle's log (klog) to stderr at this verbosity",
-                      "0 (no log)"},
-                     {"list-page-size", NULL, FLAG_INT, &page, "objects per LIST page", "500"},
+                      "no log"},
+                     {"list-page-size", NULL, FLAG_INT, &page, "objects per LIST page", NULL},
                      {NULL}};
   dserr err;
   int rc = flags_parse_command("check", defs, argc, argv, check_usage, NULL);
   if (rc != FLAGS_RUN)
     return rc;
-  if (strcmp(output, "text") && strcmp(output, "json")) {
-    fprintf(stderr, "descheduler check: --output: expected text or json, got \"%s\"\n", output);
+  output_format format;
+  if (output_parse("descheduler check", output, &format) < 0)
     return EXIT_CONFIG;
-  }
   if (page < 1) {
     fprintf(stderr, "descheduler check: --list-page-size must be at least 1\n");
     return EXIT_CONFIG;
@@ -80,17 +79,19 @@ int cmd_check(int argc, char **argv) {
   int status;
   if (check_read(c, &o, &in, r, &err) < 0) {
     fprintf(stderr, "descheduler check: cannot read the cluster: %s\n", err.msg);
-    status = 1;
+    status = EXIT_FAILED;
   } else {
     check_evaluate(&in, r);
     strbuf out = {0};
-    if (!strcmp(output, "json"))
+    if (format != OUTPUT_TEXT) {
       check_render_json(r, &out);
-    else
+      output_document("descheduler check", format, &out, stdout);
+    } else {
       check_render_text(r, &out);
-    fputs(sb_str(&out), stdout);
+      fputs(sb_str(&out), stdout);
+    }
     sb_free(&out);
-    status = check_count(r, CHECK_FAIL) ? 1 : 0;
+    status = check_count(r, CHECK_FAIL) ? EXIT_FAILED : 0;
   }
   check_inputs_free(&in);
   check_report_free(r);

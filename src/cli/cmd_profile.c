@@ -4,10 +4,12 @@
  * The CR comes from --kubedescheduler FILE, --kubedescheduler-ref NAMESPACE/NAME (live), or the
  * snapshot. What the operator reads from the cluster (namespaces, nodes, the prometheus-k8s
  * Route, the Scheduler) comes from --snapshot FILE, or live from --kubeconfig / the in-cluster
- * config. Output: `-o yaml` (default) is the policy as a YAML document, preceded by comment
- * lines naming the source and the operand's arguments, so the output loads as a policy file;
- * `-o json` is {"policy": {...}, "args": [...], "warnings": [...]}. Warnings also go to stderr.
- * Exit 0, or 2 with one message for a bad flag, file or CR. */
+ * config. Output: `-o yaml` (default; `-o text` is the same, the form people read) is the
+ * policy as a YAML document, preceded by comment lines naming the source and the operand's
+ * arguments, so the output loads as a policy file; `-o json` is {"policy": {...}, "args":
+ * [...], "warnings": [...]}. Warnings also go to stderr. Exit 0; 2 with one message for a bad
+ * flag, file, kubeconfig or CR (a reference that is not there included); 1 when the cluster
+ * could not be read. */
 #include "../decode/decode.h"
 #include "../kube/config.h"
 #include "../kube/openshift.h"
@@ -16,6 +18,7 @@
 #include "cli.h"
 #include "flags.h"
 #include "kdsource.h"
+#include "output.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,23 +29,27 @@ typedef struct {
 } render_opts;
 
 static void render_usage(FILE *out, const flag_def *defs) {
+  cli_usage_head(out, "profile");
   fprintf(
       out,
-      "Usage: descheduler profile render [--kubedescheduler FILE | --kubedescheduler-ref NS/NAME]\n"
-      "                                  [--snapshot FILE | --kubeconfig FILE] [-o yaml|json]\n\n"
-      "Prints the DeschedulerPolicy and the descheduler arguments that the OpenShift\n"
+      "\nPrints the DeschedulerPolicy and the descheduler arguments that the OpenShift\n"
       "cluster-kube-descheduler-operator renders from a KubeDescheduler CR. What the operator\n"
       "reads from the cluster (openshift-* namespaces, nodes labelled "
       "kubevirt.io/schedulable=true,\n"
       "the openshift-monitoring/prometheus-k8s Route, the Scheduler \"cluster\") is read from the\n"
-      "snapshot, or from the API server (--kubeconfig, or the in-cluster config).\n\nFlags:\n");
+      "snapshot, or from the API server (--kubeconfig, or the in-cluster config). -o text and\n"
+      "-o yaml print the policy as YAML, the arguments in a comment above it; -o json prints\n"
+      "{\"policy\", \"args\", \"warnings\"}.\n\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, "the cluster (or the CR --kubedescheduler-ref names) could not be read");
 }
 
-/* Reads the facts into a model: a snapshot, or the API server. */
+/* Reads the facts into a model: a snapshot, or the API server. NULL with err and *status: 2
+ * for a bad snapshot or kubeconfig, 1 when the API server could not be read. */
 static model *read_facts(const render_opts *o, kube_client **client, char *route_error, size_t cap,
-                         dserr *err) {
+                         int *status, dserr *err) {
   model *m = model_new();
+  *status = EXIT_CONFIG;
   if (o->snapshot) {
     if (decode_snapshot_file(m, o->snapshot, err) < 0)
       goto fail;
@@ -54,7 +61,10 @@ static model *read_facts(const render_opts *o, kube_client **client, char *route
     }
     *client = kube_client_new(cfg, 0, 0, err);
     kube_config_free(cfg);
-    if (!*client || kube_read_openshift_facts(*client, m, 500, route_error, cap, err) < 0)
+    if (!*client)
+      goto fail;
+    *status = EXIT_FAILED; /* from here on, what fails is the cluster */
+    if (kube_read_openshift_facts(*client, m, 500, route_error, cap, err) < 0)
       goto fail;
   }
   if (model_finish(m, err) < 0)
@@ -116,9 +126,9 @@ static int cmd_render(int argc, char **argv) {
       {"psi", NULL, FLAG_STRING, &o.psi,
        "PSI on the worker nodes (the KubeVirt profile needs it): auto (checked only in a pod of "
        "the cluster, else unknown), present, absent",
-       "auto"},
-      {"output", "o", FLAG_STRING, &o.output, "yaml or json", "yaml"},
-      {"v", "v", FLAG_INT, &o.v, "log verbosity (logs go to stderr)", "0"},
+       NULL},
+      FLAG_DEF_OUTPUT(&o.output),
+      FLAG_DEF_VERBOSITY(&o.v),
       {NULL}};
   const char *pos[1];
   int npos;
@@ -132,11 +142,9 @@ static int cmd_render(int argc, char **argv) {
     fprintf(stderr, "descheduler profile render: %s\n", err.msg);
     return EXIT_CONFIG;
   }
-  if (strcmp(o.output, "yaml") && strcmp(o.output, "json")) {
-    fprintf(stderr, "descheduler profile render: --output: expected yaml or json, got \"%s\"\n",
-            o.output);
+  output_format format;
+  if (output_parse("descheduler profile render", o.output, &format) < 0)
     return EXIT_CONFIG;
-  }
   if (o.snapshot && flags_find(defs, "kubeconfig")->seen) {
     fprintf(stderr, "descheduler profile render: --snapshot and --kubeconfig cannot be used "
                     "together: the cluster facts come from one of them\n");
@@ -157,20 +165,22 @@ static int cmd_render(int argc, char **argv) {
   }
   kube_client *client = NULL;
   char route_error[1024] = "";
-  int status = EXIT_CONFIG;
-  model *m = read_facts(&o, &client, route_error, sizeof route_error, &err);
+  int status;
+  model *m = read_facts(&o, &client, route_error, sizeof route_error, &status, &err);
   if (!m) {
     if (o.snapshot && strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
       dserr_prefix(&err, "%s", o.snapshot);
     fprintf(stderr, "descheduler profile render: %s\n", err.msg);
     goto out;
   }
-  if (kdsrc_render(src, m, client, route_error, &err) < 0) {
+  int rrc = kdsrc_render(src, m, client, route_error, &err);
+  if (rrc < 0) {
     fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    status = rrc == KDSRC_UNREADABLE ? EXIT_FAILED : EXIT_CONFIG;
     goto out;
   }
   kdsrc_log_warnings(src, false);
-  if (!strcmp(o.output, "json"))
+  if (format == OUTPUT_JSON)
     print_json(src);
   else
     print_yaml(src);
@@ -188,6 +198,7 @@ int cmd_profile(int argc, char **argv) {
   FILE *out = argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) ? stdout : stderr;
   if (argc >= 3 && out == stderr)
     fprintf(stderr, "descheduler profile: unknown subcommand \"%s\"\n\n", argv[2]);
-  fprintf(out, "Usage: descheduler profile render [flags]   (descheduler profile render --help)\n");
+  cli_usage_head(out, "profile");
+  fprintf(out, "\nOne subcommand: render (descheduler profile render --help).\n");
   return out == stdout ? 0 : EXIT_CONFIG;
 }

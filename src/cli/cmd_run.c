@@ -9,12 +9,20 @@
  *
  * A one-shot cycle lists the cluster into a new model (paged); in Deployment mode the cycles
  * run on a watch cache (kube/watch.h: listed once, then watched; --watch-cache=false lists every
- * cycle), each eviction preceded by a fresh read of its pod. Then the cycle reads the actual
- * utilization the policy's plugins use (metrics.k8s.io, Prometheus: src/usage/), brings the
- * background eviction cache up to date, and runs the same framework as `simulate`. A cycle
- * whose lists fail, or whose watch cache is not synced, evicts nothing; a one-shot run then
- * retries with backoff and exits 1 when the cluster stays unreadable (upstream retries
- * forever).
+ * cycle). No pod is read again before its eviction: on the watch cache, the pod's watch events
+ * that came since the cycle's view stop an eviction that is no longer right (the pod gone,
+ * replaced, moved or being deleted), and every eviction carries the pod's UID as a
+ * precondition, so the API server refuses it for another pod of the same name
+ * (docs/watch-cache.md). Then the cycle reads the actual utilization the policy's plugins use
+ * (metrics.k8s.io, Prometheus: src/usage/), brings the background eviction cache up to date,
+ * and runs the same framework as `simulate`. A cycle whose lists fail, or whose watch cache is
+ * not synced, evicts nothing; a one-shot run then retries with backoff and exits 1 when the
+ * cluster stays unreadable (upstream retries forever).
+ *
+ * The command is in three parts: run_flags (the flags and their checks: bad input exits 2
+ * before anything is contacted), run_setup (signals, the /metrics listener, the API client,
+ * the policy, discovery, the leader lease), run_loop (the cycles), then run_teardown. The
+ * signals and the client are made as soft-taint makes them (cli/live.h).
  *
  * --kubedescheduler FILE / --kubedescheduler-ref NAMESPACE/NAME take the policy and the flags
  * from an OpenShift KubeDescheduler CR instead (cli/kdsource.h, docs/openshift.md): the CR is
@@ -43,7 +51,9 @@
 #include "../usage/usage.h"
 #include "cli.h"
 #include "flags.h"
+#include "hint.h"
 #include "kdsource.h"
+#include "live.h"
 #include "timings.h"
 
 #include <errno.h>
@@ -55,22 +65,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t g_stop;
 static volatile sig_atomic_t g_leader_lost;
 
 /* a one-shot (CronJob) run whose cycle cannot read the cluster tries this often in all */
 #define CRONJOB_ATTEMPTS 4
-
-static void on_signal(int sig) {
-  (void)sig;
-  __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
-}
-
-/* g_stop and the renewer's quit are set by one thread (or a signal handler) and read by others:
- * read and written atomically */
-static bool stopping(void) {
-  return __atomic_load_n(&g_stop, __ATOMIC_ACQUIRE);
-}
 
 typedef struct {
   int64_t interval_ns;
@@ -106,29 +104,17 @@ typedef struct {
   bool watch_cache;
   int64_t watch_stall;
   long long watch_compact;
+  bool version;
 } run_opts;
 
-static double mono_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Sleeps up to ns, waking early on a signal; samples the metrics collector (if any) on its
- * own period meanwhile, as upstream's collector runs beside the loop, and keeps the watch
- * cache (if any) current. Returns false when stopping. */
-static bool sleep_ns(int64_t ns, usage_live *collector, watch_cache *cache) {
-  while (ns > 0 && !stopping()) {
-    usage_live_tick(collector);
-    if (cache)
-      watch_cache_pump(cache);
-    int64_t step = ns > 100000000LL ? 100000000LL : ns;
-    struct timespec ts = {step / 1000000000LL, step % 1000000000LL};
-    nanosleep(&ts, NULL);
-    ns -= step;
-  }
-  return !stopping();
-}
+/* The leader renews its Lease every retry period in its own thread with its own client
+ * (client-go's elector runs beside the loop the same way), so a long cycle cannot let the
+ * lease lapse unnoticed. Failing to renew for the renew deadline stops the process. */
+typedef struct {
+  lease_elector *le;
+  int64_t retry_period, renew_deadline;
+  volatile sig_atomic_t quit;
+} renewer;
 
 typedef struct {
   kube_client *client;
@@ -149,10 +135,26 @@ typedef struct {
   plugin_env env;
   /* Deployment mode: the cluster from a watch cache instead of a list every cycle */
   watch_cache *cache;
-  const kube_config *cfg;
+  kube_config *cfg;
   /* Events, sent by a thread of their own so that no eviction waits on one (events.h) */
   event_sender *events;
+  obs_server *srv; /* /metrics and /healthz */
+  /* --leader-elect: the lease and the thread that renews it */
+  bool elect, renewing;
+  lease_elector le;
+  kube_client *lease_client;
+  renewer rn;
+  pthread_t renew_thread;
 } runner;
+
+/* what the loop does between cycles: the metrics collector samples on its own period, as
+ * upstream's collector runs beside the loop, and the watch cache (if any) stays current */
+static void between_cycles(void *ctx) {
+  runner *r = ctx;
+  usage_live_tick(r->usage);
+  if (r->cache)
+    watch_cache_pump(r->cache);
+}
 
 /* One JSON line per cycle in --decisions-file: when, the totals, and the decision record. A
  * write that fails is logged; the cycle's evictions stand. */
@@ -324,13 +326,14 @@ read:
   r->first = false;
   live_sink sink;
   live_sink_init(&sink, r->client, r->events, r->disc.policy_group_version, r->hostname,
-                 r->o->dry_run, &g_stop);
+                 r->o->dry_run, live_stop_flag());
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
-  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, &g_stop};
+  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, live_stop_flag()};
   /* VMSafety's cooldown needs each move remembered on its VMI */
   move_recorder rec;
   eviction_sink *out = &sink.base;
-  /* a cycle on the watch cache checks each pod again just before its eviction */
+  /* on the watch cache, the pod's watch events since the view may stop its eviction (no
+   * request: the UID precondition covers what the watch has not told yet) */
   recheck_sink fresh;
   if (r->cache && !r->o->dry_run) {
     recheck_sink_init(&fresh, out, r->cache);
@@ -365,18 +368,9 @@ out:
   return rc;
 }
 
-/* The leader renews its Lease every retry period in its own thread with its own client
- * (client-go's elector runs beside the loop the same way), so a long cycle cannot let the
- * lease lapse unnoticed. Failing to renew for the renew deadline stops the process. */
-typedef struct {
-  lease_elector *le;
-  int64_t retry_period, renew_deadline;
-  volatile sig_atomic_t quit;
-} renewer;
-
 /* the renewer was told to quit, or the process is stopping */
 static bool renewer_done(renewer *rn) {
-  return __atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || stopping();
+  return __atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || live_stopping();
 }
 
 static void *renew_loop(void *arg) {
@@ -397,14 +391,14 @@ static void *renew_loop(void *arg) {
     if (got != 1 && lease_monotonic_ns() - rn->le->last_renewed > rn->renew_deadline) {
       LOGV(1, NULL, "Leader lost");
       __atomic_store_n(&g_leader_lost, 1, __ATOMIC_RELEASE);
-      __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+      live_stop();
       break;
     }
   }
   return NULL;
 }
 
-static void warn_unsupported(const run_opts *o, const flag_def *defs) {
+static void warn_unsupported(const flag_def *defs) {
   static const char *ignored[] = {"enable-http2", "tls-cipher-suites", "tls-min-version",
                                   "tls-curve-preferences", "tls-sni-cert-key",
                                   "http2-max-streams-per-connection", "permit-port-sharing",
@@ -415,7 +409,6 @@ static void warn_unsupported(const run_opts *o, const flag_def *defs) {
                                   "otel-transport-ca-cert", "otel-service-name",
                                   "otel-trace-namespace", "otel-sample-rate",
                                   "otel-fallback-no-op-on-error", "cert-dir", NULL};
-  (void)o;
   for (size_t i = 0; ignored[i]; i++) {
     const flag_def *d = flags_find(defs, ignored[i]);
     if (d && d->seen)
@@ -424,92 +417,187 @@ static void warn_unsupported(const run_opts *o, const flag_def *defs) {
   }
 }
 
+/* `descheduler --help`: upstream's command first (its flags are the program's own), then the
+ * commands of the table */
 static void usage(FILE *out, const flag_def *defs) {
-  fprintf(out, "Usage: descheduler [flags]\n\nRuns the descheduler against a cluster: one cycle with "
-               "--descheduling-interval 0 (CronJob), else a cycle every interval (Deployment).\n"
-               "Other commands: descheduler simulate --help, descheduler version.\n\nFlags:\n");
+  fprintf(out,
+          "The descheduler evicts pods which may be bound to less desired nodes (upstream's\n"
+          "command, with its flags), and rebalances KubeVirt virtual machines. Without a command\n"
+          "it runs against a cluster: one cycle with --descheduling-interval 0 (CronJob), else a\n"
+          "cycle every interval (Deployment).\n\n"
+          "Usage: descheduler [flags]\n"
+          "       descheduler (--kubedescheduler FILE | --kubedescheduler-ref NS/NAME) [flags]\n"
+          "       descheduler COMMAND [flags]\n\n");
+  cli_commands_list(out);
+  fprintf(out, "\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, "the cluster could not be read (discovery, the eviction API, a one-shot\n"
+                       "cycle after its retries) or the /metrics listener could not start");
+  fprintf(out, "\nUse \"descheduler COMMAND --help\" for more information about a command.\n");
 }
 
-int cmd_run(int argc, char **argv) {
-  run_opts o = {0};
-  o.bind_address = "0.0.0.0";
-  o.secure_port = 10258;
-  o.lease_duration = 137LL * 1000000000LL;
-  o.renew_deadline = 107LL * 1000000000LL;
-  o.retry_period = 26LL * 1000000000LL;
-  o.lock = "leases";
-  o.lease_name = "descheduler";
-  o.lease_ns = "kube-system";
-  o.logging_format = "text";
-  o.otel_service = "descheduler";
-  o.otel_rate = 1;
-  o.page_size = 500;
-  o.decision_examples = 5;
-  o.psi = "auto";
-  o.request_timeout = 60LL * 1000000000LL;
-  o.exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
-  o.watch_cache = true;
-  o.watch_stall = 150LL * 1000000000LL;
-  o.watch_compact = 16LL << 20;
+/* The flags' values and how they go together, once parsed; the decisions file is opened here
+ * (a path that cannot be written is bad input). FLAGS_RUN, or EXIT_CONFIG after the message. */
+static int run_check_flags(run_opts *o, runner *r, const flag_def *defs) {
+  dserr err;
+  if (strcmp(o->logging_format, "text") && strcmp(o->logging_format, "json")) {
+    fprintf(stderr, "descheduler: --logging-format: expected text or json, got \"%s\"\n", o->logging_format);
+    return EXIT_CONFIG;
+  }
+  log_set_verbosity((int)o->v);
+  log_set_format(strcmp(o->logging_format, "json") ? LOG_TEXT : LOG_JSON);
+  warn_unsupported(defs);
+  r->o = o;
+  r->first = true;
+  if (feature_gates_parse(o->gates, &r->gates, &err) < 0) {
+    fprintf(stderr, "descheduler: --feature-gates: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  if (o->decision_examples < 0) {
+    fprintf(stderr, "descheduler: --decision-examples must be 0 or more\n");
+    return EXIT_CONFIG;
+  }
+  if (o->request_timeout < 0 || o->exec_timeout <= 0) {
+    fprintf(stderr, "descheduler: %s must be %s\n",
+            o->request_timeout < 0 ? "--client-connection-timeout" : "--client-connection-exec-timeout",
+            o->request_timeout < 0 ? "0 (no limit) or positive" : "positive");
+    return EXIT_CONFIG;
+  }
+  if (o->page_size < 1) {
+    fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
+    return EXIT_CONFIG;
+  }
+  if (o->watch_compact < 0) {
+    fprintf(stderr, "descheduler: --watch-cache-compact-bytes must not be negative\n");
+    return EXIT_CONFIG;
+  }
+  if (o->watch_stall < 1000000000LL) {
+    fprintf(stderr, "descheduler: --watch-stall-timeout must be at least 1s\n");
+    return EXIT_CONFIG;
+  }
+  bool kd = o->kd_file || o->kd_ref;
+  if (kd && o->policy) {
+    fprintf(stderr, "descheduler: --policy-config-file and --kubedescheduler%s cannot be used "
+                    "together: the policy is rendered from the KubeDescheduler\n",
+            o->kd_ref ? "-ref" : "");
+    return EXIT_CONFIG;
+  }
+  r->explicit_interval = flags_find(defs, "descheduling-interval")->seen;
+  r->explicit_v = flags_find(defs, "v")->seen;
+  r->explicit_gates = flags_find(defs, "feature-gates")->seen;
+  r->explicit_dry_run = o->dry_run;
+  if (!kd && (!o->policy || !*o->policy)) {
+    LOGV(1, NULL, "Policy config file not specified");
+    fprintf(stderr, "descheduler: --policy-config-file is required (upstream: deschedulerPolicy is nil)\n");
+    return EXIT_CONFIG;
+  }
+  if (strcmp(o->lock, "leases")) {
+    fprintf(stderr, "descheduler: Invalid lock-type %s\n", o->lock);
+    return EXIT_CONFIG;
+  }
+  if (!kd && o->leader_elect && !o->dry_run && o->interval_ns == 0) {
+    fprintf(stderr, "descheduler: leaderElection must be used with deschedulingInterval\n");
+    return EXIT_CONFIG;
+  }
+  if ((o->tls_cert && !o->tls_key) || (!o->tls_cert && o->tls_key)) {
+    fprintf(stderr, "descheduler: --tls-cert-file and --tls-private-key-file must be given together\n");
+    return EXIT_CONFIG;
+  }
+  if (o->decisions_file && *o->decisions_file) {
+    r->decisions_out = fopen(o->decisions_file, "a");
+    if (!r->decisions_out) {
+      fprintf(stderr, "descheduler: --decisions-file: cannot open \"%s\": %s\n", o->decisions_file,
+              strerror(errno));
+      return EXIT_CONFIG;
+    }
+  }
+  gethostname(r->hostname, sizeof r->hostname - 1);
+  return FLAGS_RUN;
+}
+
+/* The flags and their checks: bad input exits 2 before anything is contacted. FLAGS_RUN to
+ * go on, else the exit code (0 after --help or --version). */
+static int run_flags(int argc, char **argv, run_opts *o, runner *r) {
+  *o = (run_opts){0};
+  o->bind_address = "0.0.0.0";
+  o->secure_port = 10258;
+  o->lease_duration = 137LL * 1000000000LL;
+  o->renew_deadline = 107LL * 1000000000LL;
+  o->retry_period = 26LL * 1000000000LL;
+  o->lock = "leases";
+  o->lease_name = "descheduler";
+  o->lease_ns = "kube-system";
+  o->logging_format = "text";
+  o->flush_frequency = 5LL * 1000000000LL;
+  o->otel_service = "descheduler";
+  o->otel_rate = 1;
+  o->page_size = 500;
+  o->decision_examples = DECISION_EXAMPLES_DEFAULT;
+  o->psi = "auto";
+  o->request_timeout = 60LL * 1000000000LL;
+  o->exec_timeout = KUBE_EXEC_TIMEOUT_DEFAULT_NS;
+  o->watch_cache = true;
+  o->watch_stall = 150LL * 1000000000LL;
+  o->watch_compact = 16LL << 20;
   flag_def defs[] = {
-      {"descheduling-interval", NULL, FLAG_DURATION, &o.interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", "0s"},
-      {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file", NULL},
-      {"dry-run", NULL, FLAG_BOOL, &o.dry_run, "decide and log, evict nothing", "false"},
-      {"kubeconfig", NULL, FLAG_STRING, &o.kubeconfig, "kubeconfig file (deprecated alias of --client-connection-kubeconfig); empty = in-cluster config", NULL},
-      {"client-connection-kubeconfig", NULL, FLAG_STRING, &o.kubeconfig2, "kubeconfig file; empty = in-cluster config", NULL},
-      {"client-connection-qps", NULL, FLAG_FLOAT, &o.qps, "client-side requests per second (0 = 5)", "0"},
-      {"client-connection-burst", NULL, FLAG_INT, &o.burst, "client-side request burst (0 = 10)", "0"},
-      {"client-connection-timeout", NULL, FLAG_DURATION, &o.request_timeout, "longest time one API request may take, connecting included; 0 = no limit (not in upstream, whose client has none)", "1m0s"},
-      {"client-connection-exec-timeout", NULL, FLAG_DURATION, &o.exec_timeout, "longest time a kubeconfig exec credential plugin may run before it is killed (not in upstream, which waits for ever)", "1m0s"},
-      {"allow-insecure-http", NULL, FLAG_BOOL, &o.allow_http, "allow a plain http:// API server that is not loopback; the kubeconfig must also say insecure-skip-tls-verify (not in upstream)", "false"},
-      {"disable-metrics", NULL, FLAG_BOOL, &o.disable_metrics, "serve no /metrics and record no metrics", "false"},
-      {"enable-http2", NULL, FLAG_BOOL, &o.enable_http2, "HTTP/2 on the HTTPS server (accepted; HTTP/1.1 is served)", "false"},
-      {"feature-gates", NULL, FLAG_STRING, &o.gates, "key=true|false,...: EvictionsInBackground (alpha), AllAlpha, AllBeta", NULL},
-      {"leader-elect", NULL, FLAG_BOOL, &o.leader_elect, "run the loop only while holding the leader Lease", "false"},
-      {"leader-elect-lease-duration", NULL, FLAG_DURATION, &o.lease_duration, "lease duration", "137s"},
-      {"leader-elect-renew-deadline", NULL, FLAG_DURATION, &o.renew_deadline, "the leader gives up when it cannot renew for this long", "107s"},
-      {"leader-elect-retry-period", NULL, FLAG_DURATION, &o.retry_period, "time between acquire and renew attempts", "26s"},
-      {"leader-elect-resource-lock", NULL, FLAG_STRING, &o.lock, "lock type; only leases", "leases"},
-      {"leader-elect-resource-name", NULL, FLAG_STRING, &o.lease_name, "Lease name", "descheduler"},
-      {"leader-elect-resource-namespace", NULL, FLAG_STRING, &o.lease_ns, "Lease namespace", "kube-system"},
-      {"bind-address", NULL, FLAG_STRING, &o.bind_address, "address of the HTTPS /metrics and /healthz listener", "0.0.0.0"},
-      {"secure-port", NULL, FLAG_INT, &o.secure_port, "port of the HTTPS listener; 0 = none", "10258"},
-      {"cert-dir", NULL, FLAG_STRING, &o.cert_dir, "accepted for compatibility; without cert files a self-signed certificate is made in memory", NULL},
-      {"tls-cert-file", NULL, FLAG_STRING, &o.tls_cert, "serving certificate (PEM)", NULL},
-      {"tls-private-key-file", NULL, FLAG_STRING, &o.tls_key, "serving key (PEM)", NULL},
-      {"tls-cipher-suites", NULL, FLAG_STRING, &o.tls_ciphers, "accepted for compatibility, no effect", NULL},
-      {"tls-min-version", NULL, FLAG_STRING, &o.tls_min, "accepted for compatibility, no effect", NULL},
-      {"tls-curve-preferences", NULL, FLAG_STRING, &o.tls_curves, "accepted for compatibility, no effect", NULL},
-      {"tls-sni-cert-key", NULL, FLAG_STRING, &o.tls_sni, "accepted for compatibility, no effect", NULL},
-      {"http2-max-streams-per-connection", NULL, FLAG_INT, &o.h2_streams, "accepted for compatibility, no effect", "0"},
-      {"permit-port-sharing", NULL, FLAG_BOOL, &o.port_sharing, "accepted for compatibility, no effect", "false"},
-      {"permit-address-sharing", NULL, FLAG_BOOL, &o.address_sharing, "accepted for compatibility, no effect", "false"},
-      {"disable-http2-serving", NULL, FLAG_BOOL, &o.disable_h2, "accepted for compatibility, no effect", "false"},
-      {"v", "v", FLAG_INT, &o.v, "log verbosity", "0"},
-      {"vmodule", NULL, FLAG_STRING, &o.vmodule, "accepted for compatibility, no effect", NULL},
-      {"log-flush-frequency", NULL, FLAG_DURATION, &o.flush_frequency, "accepted; lines are written at once", "5s"},
-      {"logging-format", NULL, FLAG_STRING, &o.logging_format, "text or json", "text"},
-      {"log-text-split-stream", NULL, FLAG_BOOL, &o.text_split, "accepted for compatibility, no effect", "false"},
-      {"log-json-split-stream", NULL, FLAG_BOOL, &o.json_split, "accepted for compatibility, no effect", "false"},
-      {"log-text-info-buffer-size", NULL, FLAG_STRING, &o.text_buf, "accepted for compatibility, no effect", "0"},
-      {"log-json-info-buffer-size", NULL, FLAG_STRING, &o.json_buf, "accepted for compatibility, no effect", "0"},
-      {"otel-collector-endpoint", NULL, FLAG_STRING, &o.otel_endpoint, "tracing is not built; accepted, no effect", NULL},
-      {"otel-transport-ca-cert", NULL, FLAG_STRING, &o.otel_ca, "tracing is not built; accepted, no effect", NULL},
-      {"otel-service-name", NULL, FLAG_STRING, &o.otel_service, "tracing is not built; accepted, no effect", "descheduler"},
-      {"otel-trace-namespace", NULL, FLAG_STRING, &o.otel_ns, "tracing is not built; accepted, no effect", NULL},
-      {"otel-sample-rate", NULL, FLAG_FLOAT, &o.otel_rate, "tracing is not built; accepted, no effect", "1"},
-      {"otel-fallback-no-op-on-error", NULL, FLAG_BOOL, &o.otel_fallback, "tracing is not built; accepted, no effect", "false"},
-      {"list-page-size", NULL, FLAG_INT, &o.page_size, "objects per LIST page (client-go's pager uses 500)", "500"},
-      {"decisions-file", NULL, FLAG_STRING, &o.decisions_file, "append one JSON line per cycle with every pod's outcome and why (docs/decisions.md)", NULL},
-      {"decision-examples", NULL, FLAG_INT, &o.decision_examples, "pods named per reason in the decision record", "5"},
-      {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "OpenShift KubeDescheduler CR file: run the policy and flags it renders (instead of --policy-config-file)", NULL},
-      {"kubedescheduler-ref", NULL, FLAG_STRING, &o.kd_ref, "the same, reading NAMESPACE/NAME from the API server at every cycle", NULL},
-      {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
-      {"watch-cache", NULL, FLAG_BOOL, &o.watch_cache, "with an interval: list the cluster once and keep it current with watches instead of listing it every cycle (not in upstream, whose informers always watch)", "true"},
-      {"watch-stall-timeout", NULL, FLAG_DURATION, &o.watch_stall, "with the watch cache: a watch that sends nothing (not even a bookmark) for this long is opened again", "2m30s"},
-      {"watch-cache-compact-bytes", NULL, FLAG_INT, &o.watch_compact, "with the watch cache: once the strings and arrays its objects share (label values, owner and container status arrays) have grown by this many bytes since every kind was last listed, the cache is dropped and every kind listed again into fresh tables, so that what no object uses any more is freed (cycles wait meanwhile); 0 = never (not in upstream)", "16777216"},
-      {"psi", NULL, FLAG_STRING, &o.psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", "auto"},
+      {"descheduling-interval", NULL, FLAG_DURATION, &o->interval_ns, "time between descheduling cycles; 0 runs one cycle and exits", NULL},
+      {"policy-config-file", NULL, FLAG_STRING, &o->policy, "DeschedulerPolicy file", NULL},
+      {"dry-run", NULL, FLAG_BOOL, &o->dry_run, "decide and log, evict nothing", NULL},
+      {"kubeconfig", NULL, FLAG_STRING, &o->kubeconfig, "kubeconfig file (deprecated alias of --client-connection-kubeconfig); empty = in-cluster config", NULL},
+      {"client-connection-kubeconfig", NULL, FLAG_STRING, &o->kubeconfig2, "kubeconfig file; empty = in-cluster config", NULL},
+      {"client-connection-qps", NULL, FLAG_FLOAT, &o->qps, "client-side requests per second (0 = 5)", NULL},
+      {"client-connection-burst", NULL, FLAG_INT, &o->burst, "client-side request burst (0 = 10)", NULL},
+      {"client-connection-timeout", NULL, FLAG_DURATION, &o->request_timeout, "longest time one API request may take, connecting included; 0 = no limit (not in upstream, whose client has none)", NULL},
+      {"client-connection-exec-timeout", NULL, FLAG_DURATION, &o->exec_timeout, "longest time a kubeconfig exec credential plugin may run before it is killed (not in upstream, which waits for ever)", NULL},
+      {"allow-insecure-http", NULL, FLAG_BOOL, &o->allow_http, "allow a plain http:// API server that is not loopback; the kubeconfig must also say insecure-skip-tls-verify (not in upstream)", NULL},
+      {"disable-metrics", NULL, FLAG_BOOL, &o->disable_metrics, "serve no /metrics and record no metrics", NULL},
+      {"enable-http2", NULL, FLAG_BOOL, &o->enable_http2, "HTTP/2 on the HTTPS server (accepted; HTTP/1.1 is served)", NULL},
+      {"feature-gates", NULL, FLAG_STRING, &o->gates, "key=true|false,...: EvictionsInBackground (alpha), AllAlpha, AllBeta", NULL},
+      {"leader-elect", NULL, FLAG_BOOL, &o->leader_elect, "run the loop only while holding the leader Lease", NULL},
+      {"leader-elect-lease-duration", NULL, FLAG_DURATION, &o->lease_duration, "lease duration", NULL},
+      {"leader-elect-renew-deadline", NULL, FLAG_DURATION, &o->renew_deadline, "the leader gives up when it cannot renew for this long", NULL},
+      {"leader-elect-retry-period", NULL, FLAG_DURATION, &o->retry_period, "time between acquire and renew attempts", NULL},
+      {"leader-elect-resource-lock", NULL, FLAG_STRING, &o->lock, "lock type; only leases", NULL},
+      {"leader-elect-resource-name", NULL, FLAG_STRING, &o->lease_name, "Lease name", NULL},
+      {"leader-elect-resource-namespace", NULL, FLAG_STRING, &o->lease_ns, "Lease namespace", NULL},
+      {"bind-address", NULL, FLAG_STRING, &o->bind_address, "address of the HTTPS /metrics and /healthz listener", NULL},
+      {"secure-port", NULL, FLAG_INT, &o->secure_port, "port of the HTTPS listener; 0 = none", NULL},
+      {"cert-dir", NULL, FLAG_STRING, &o->cert_dir, "accepted for compatibility; without cert files a self-signed certificate is made in memory", NULL},
+      {"tls-cert-file", NULL, FLAG_STRING, &o->tls_cert, "serving certificate (PEM)", NULL},
+      {"tls-private-key-file", NULL, FLAG_STRING, &o->tls_key, "serving key (PEM)", NULL},
+      {"tls-cipher-suites", NULL, FLAG_STRING, &o->tls_ciphers, "accepted for compatibility, no effect", NULL},
+      {"tls-min-version", NULL, FLAG_STRING, &o->tls_min, "accepted for compatibility, no effect", NULL},
+      {"tls-curve-preferences", NULL, FLAG_STRING, &o->tls_curves, "accepted for compatibility, no effect", NULL},
+      {"tls-sni-cert-key", NULL, FLAG_STRING, &o->tls_sni, "accepted for compatibility, no effect", NULL},
+      {"http2-max-streams-per-connection", NULL, FLAG_INT, &o->h2_streams, "accepted for compatibility, no effect", NULL},
+      {"permit-port-sharing", NULL, FLAG_BOOL, &o->port_sharing, "accepted for compatibility, no effect", NULL},
+      {"permit-address-sharing", NULL, FLAG_BOOL, &o->address_sharing, "accepted for compatibility, no effect", NULL},
+      {"disable-http2-serving", NULL, FLAG_BOOL, &o->disable_h2, "accepted for compatibility, no effect", NULL},
+      {"v", "v", FLAG_INT, &o->v, "log verbosity", NULL},
+      {"vmodule", NULL, FLAG_STRING, &o->vmodule, "accepted for compatibility, no effect", NULL},
+      {"log-flush-frequency", NULL, FLAG_DURATION, &o->flush_frequency, "accepted; lines are written at once", NULL},
+      {"logging-format", NULL, FLAG_STRING, &o->logging_format, "text or json", NULL},
+      {"log-text-split-stream", NULL, FLAG_BOOL, &o->text_split, "accepted for compatibility, no effect", NULL},
+      {"log-json-split-stream", NULL, FLAG_BOOL, &o->json_split, "accepted for compatibility, no effect", NULL},
+      {"log-text-info-buffer-size", NULL, FLAG_STRING, &o->text_buf, "accepted for compatibility, no effect", NULL},
+      {"log-json-info-buffer-size", NULL, FLAG_STRING, &o->json_buf, "accepted for compatibility, no effect", NULL},
+      {"otel-collector-endpoint", NULL, FLAG_STRING, &o->otel_endpoint, "tracing is not built; accepted, no effect", NULL},
+      {"otel-transport-ca-cert", NULL, FLAG_STRING, &o->otel_ca, "tracing is not built; accepted, no effect", NULL},
+      {"otel-service-name", NULL, FLAG_STRING, &o->otel_service, "tracing is not built; accepted, no effect", NULL},
+      {"otel-trace-namespace", NULL, FLAG_STRING, &o->otel_ns, "tracing is not built; accepted, no effect", NULL},
+      {"otel-sample-rate", NULL, FLAG_FLOAT, &o->otel_rate, "tracing is not built; accepted, no effect", NULL},
+      {"otel-fallback-no-op-on-error", NULL, FLAG_BOOL, &o->otel_fallback, "tracing is not built; accepted, no effect", NULL},
+      {"list-page-size", NULL, FLAG_INT, &o->page_size, "objects per LIST page (client-go's pager uses 500)", NULL},
+      {"decisions-file", NULL, FLAG_STRING, &o->decisions_file, "append one JSON line per cycle with every pod's outcome and why (docs/decisions.md)", NULL},
+      {"decision-examples", NULL, FLAG_INT, &o->decision_examples, "pods named per reason in the decision record", NULL},
+      {"kubedescheduler", NULL, FLAG_STRING, &o->kd_file, "OpenShift KubeDescheduler CR file: run the policy and flags it renders (instead of --policy-config-file)", NULL},
+      {"kubedescheduler-ref", NULL, FLAG_STRING, &o->kd_ref, "the same, reading NAMESPACE/NAME from the API server at every cycle", NULL},
+      {"prometheus-url", NULL, FLAG_STRING, &o->prometheus_url, "with a KubeDescheduler: Prometheus URL instead of the openshift-monitoring/prometheus-k8s Route", NULL},
+      {"watch-cache", NULL, FLAG_BOOL, &o->watch_cache, "with an interval: list the cluster once and keep it current with watches instead of listing it every cycle (not in upstream, whose informers always watch)", NULL},
+      {"watch-stall-timeout", NULL, FLAG_DURATION, &o->watch_stall, "with the watch cache: a watch that sends nothing (not even a bookmark) for this long is opened again", NULL},
+      {"watch-cache-compact-bytes", NULL, FLAG_INT, &o->watch_compact, "with the watch cache: once the strings and arrays its objects share (label values, owner and container status arrays) have grown by this many bytes since every kind was last listed, the cache is dropped and every kind listed again into fresh tables, so that what no object uses any more is freed (cycles wait meanwhile); 0 = never (not in upstream)", NULL},
+      {"psi", NULL, FLAG_STRING, &o->psi, "with a KubeDescheduler: PSI on the worker nodes: auto (checked in-cluster, else unknown), present, absent", NULL},
+      {"version", NULL, FLAG_BOOL, &o->version, "print the version, as `descheduler version` does, and exit (not in upstream)", NULL},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -523,180 +611,145 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "descheduler: %s\nRun 'descheduler --help' for the flags.\n", err.msg);
     return EXIT_CONFIG;
   }
-  if (strcmp(o.logging_format, "text") && strcmp(o.logging_format, "json")) {
-    fprintf(stderr, "descheduler: --logging-format: expected text or json, got \"%s\"\n", o.logging_format);
+  if (o->version) {
+    version_print_text(stdout);
+    return 0;
+  }
+  return run_check_flags(o, r, defs);
+}
+
+/* The policy rendered from the KubeDescheduler, from what the operator reads as it is now (the
+ * protected namespaces are fixed from this read). FLAGS_RUN, or the exit code: 1 when the
+ * cluster cannot be read, 2 when the CR cannot be rendered. */
+static int setup_kubedescheduler(runner *r, const char *kubeconfig) {
+  run_opts *o = r->o;
+  dserr err;
+  kdsrc_options ko = {o->kd_file, o->kd_ref, o->prometheus_url, o->psi, !kubeconfig || !*kubeconfig};
+  r->kd = kdsrc_new(&ko, &err);
+  if (!r->kd) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
     return EXIT_CONFIG;
   }
-  log_set_verbosity((int)o.v);
-  log_set_format(strcmp(o.logging_format, "json") ? LOG_TEXT : LOG_JSON);
-  warn_unsupported(&o, defs);
-  runner r = {0};
-  r.o = &o;
-  r.first = true;
-  if (feature_gates_parse(o.gates, &r.gates, &err) < 0) {
-    fprintf(stderr, "descheduler: --feature-gates: %s\n", err.msg);
+  char route_error[1024];
+  model *facts = kube_openshift_facts_model(r->client, (int)o->page_size, route_error,
+                                            sizeof route_error, &err);
+  if (!facts) {
+    LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
+    return EXIT_FAILED;
+  }
+  int frc = kdsrc_render(r->kd, facts, r->client, route_error, &err);
+  model_free(facts);
+  if (frc == KDSRC_UNREADABLE) {
+    LOGE(NULL, "Failed to read the KubeDescheduler", err.msg);
+    return EXIT_FAILED;
+  }
+  if (frc < 0) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
     return EXIT_CONFIG;
   }
-  if (o.decision_examples < 0) {
-    fprintf(stderr, "descheduler: --decision-examples must be 0 or more\n");
+  kd_apply_settings(r);
+  kdsrc_log_warnings(r->kd, false);
+  r->pol = kdsrc_load_policy(r->kd, &r->env, &err);
+  if (!r->pol) {
+    cli_error("descheduler", err.msg);
     return EXIT_CONFIG;
   }
-  if (o.request_timeout < 0 || o.exec_timeout <= 0) {
-    fprintf(stderr, "descheduler: %s must be %s\n",
-            o.request_timeout < 0 ? "--client-connection-timeout" : "--client-connection-exec-timeout",
-            o.request_timeout < 0 ? "0 (no limit) or positive" : "positive");
-    return EXIT_CONFIG;
-  }
-  if (o.page_size < 1) {
-    fprintf(stderr, "descheduler: --list-page-size must be at least 1\n");
-    return EXIT_CONFIG;
-  }
-  if (o.watch_compact < 0) {
-    fprintf(stderr, "descheduler: --watch-cache-compact-bytes must not be negative\n");
-    return EXIT_CONFIG;
-  }
-  if (o.watch_stall < 1000000000LL) {
-    fprintf(stderr, "descheduler: --watch-stall-timeout must be at least 1s\n");
-    return EXIT_CONFIG;
-  }
-  bool kd = o.kd_file || o.kd_ref;
-  if (kd && o.policy) {
-    fprintf(stderr, "descheduler: --policy-config-file and --kubedescheduler%s cannot be used "
-                    "together: the policy is rendered from the KubeDescheduler\n",
-            o.kd_ref ? "-ref" : "");
-    return EXIT_CONFIG;
-  }
-  r.explicit_interval = flags_find(defs, "descheduling-interval")->seen;
-  r.explicit_v = flags_find(defs, "v")->seen;
-  r.explicit_gates = flags_find(defs, "feature-gates")->seen;
-  r.explicit_dry_run = o.dry_run;
-  if (!kd && (!o.policy || !*o.policy)) {
-    LOGV(1, NULL, "Policy config file not specified");
-    fprintf(stderr, "descheduler: --policy-config-file is required (upstream: deschedulerPolicy is nil)\n");
-    return EXIT_CONFIG;
-  }
-  if (strcmp(o.lock, "leases")) {
-    fprintf(stderr, "descheduler: Invalid lock-type %s\n", o.lock);
-    return EXIT_CONFIG;
-  }
-  if (!kd && o.leader_elect && !o.dry_run && o.interval_ns == 0) {
+  LOGV(0, NULL, "Using the policy rendered from the KubeDescheduler",
+       LSTR("kubedescheduler", kdsrc_name(r->kd)), LBOOL("dryRun", o->dry_run),
+       LINT("deschedulingIntervalSeconds", o->interval_ns / 1000000000LL));
+  if (o->leader_elect && !o->dry_run && o->interval_ns == 0) {
     fprintf(stderr, "descheduler: leaderElection must be used with deschedulingInterval\n");
     return EXIT_CONFIG;
   }
-  if ((o.tls_cert && !o.tls_key) || (!o.tls_cert && o.tls_key)) {
-    fprintf(stderr, "descheduler: --tls-cert-file and --tls-private-key-file must be given together\n");
+  return FLAGS_RUN;
+}
+
+/* Waits for the leader Lease, then renews it from a thread of its own. FLAGS_RUN once
+ * leading, else the exit code (0 when stopped while waiting). */
+static int setup_leader(runner *r) {
+  run_opts *o = r->o;
+  dserr err;
+  r->lease_client = kube_client_new(r->cfg, o->qps, (int)o->burst, &err);
+  if (!r->lease_client) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
+    return EXIT_FAILED;
+  }
+  if (!*o->lease_name || !*o->lease_ns) {
+    fprintf(stderr, "descheduler: %s\n", !*o->lease_name ? "name may not be empty" : "namespace may not be empty");
     return EXIT_CONFIG;
   }
-  if (o.decisions_file && *o.decisions_file) {
-    r.decisions_out = fopen(o.decisions_file, "a");
-    if (!r.decisions_out) {
-      fprintf(stderr, "descheduler: --decisions-file: cannot open \"%s\": %s\n", o.decisions_file,
-              strerror(errno));
+  lease_init(&r->le, r->lease_client, o->lease_ns, o->lease_name, o->lease_duration,
+             o->renew_deadline, o->retry_period);
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/%s", o->lease_ns, o->lease_name);
+  LOGV(0, NULL, "Attempting to acquire leader lease...", LSTR("lock", lock));
+  for (;;) {
+    int got = lease_try(&r->le, &err);
+    if (got < 0)
+      LOGE(NULL, "error retrieving resource lock", err.msg, LSTR("lock", lock));
+    if (got == 1)
+      break;
+    if (!live_sleep(o->retry_period, between_cycles, r))
+      return 0;
+  }
+  LOGV(0, NULL, "Successfully acquired lease", LSTR("lock", lock));
+  LOGV(1, NULL, "Started leading");
+  r->rn = (renewer){&r->le, o->retry_period, o->renew_deadline, 0};
+  if (pthread_create(&r->renew_thread, NULL, renew_loop, &r->rn) != 0) {
+    LOGE(NULL, "failed to run descheduler server", "cannot start the lease renewal thread");
+    return EXIT_FAILED;
+  }
+  r->renewing = true;
+  return FLAGS_RUN;
+}
+
+/* Signals, the /metrics listener, the API client, the policy, discovery and the leader lease,
+ * in upstream's order. FLAGS_RUN to start the loop, else the exit code. */
+static int run_setup(runner *r) {
+  run_opts *o = r->o;
+  dserr err;
+  live_signals();
+  if (!o->disable_metrics)
+    metrics_enable(DS_VERSION);
+  if (o->secure_port != 0) {
+    server_options so = {o->bind_address, (int)o->secure_port, o->tls_cert, o->tls_key, !o->disable_metrics};
+    r->srv = obs_server_start(&so, &err);
+    if (!r->srv) {
+      LOGE(NULL, "failed to run descheduler server", err.msg);
+      return EXIT_FAILED;
+    }
+  }
+  const char *kc = o->kubeconfig2 && *o->kubeconfig2 ? o->kubeconfig2 : o->kubeconfig;
+  live_client_options lo = {kc, o->allow_http, o->request_timeout > 0 ? o->request_timeout : -1,
+                            o->exec_timeout, o->qps, (int)o->burst};
+  r->client = live_connect("descheduler", &lo, &r->cfg);
+  if (!r->client)
+    return EXIT_CONFIG;
+  r->env = (plugin_env){kube_priority_class_value, r->client};
+  r->events = event_sender_new(r->cfg, o->qps, (int)o->burst, &err);
+  if (!r->events) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
+    return EXIT_CONFIG;
+  }
+  if (o->kd_file || o->kd_ref) {
+    int rc = setup_kubedescheduler(r, kc);
+    if (rc != FLAGS_RUN)
+      return rc;
+  } else {
+    r->pol = policy_load(o->policy, plugin_lookup, &r->env, &err);
+    if (!r->pol) {
+      cli_error("descheduler", err.msg);
       return EXIT_CONFIG;
     }
   }
-  gethostname(r.hostname, sizeof r.hostname - 1);
-
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGINT, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
-
-  if (!o.disable_metrics)
-    metrics_enable(DS_VERSION);
-  obs_server *srv = NULL;
-  if (o.secure_port != 0) {
-    server_options so = {o.bind_address, (int)o.secure_port, o.tls_cert, o.tls_key, !o.disable_metrics};
-    srv = obs_server_start(&so, &err);
-    if (!srv) {
-      LOGE(NULL, "failed to run descheduler server", err.msg);
-      return 1;
-    }
-  }
-  int status = 1;
-  kube_config *cfg = NULL;
-  bool elect = o.leader_elect && !o.dry_run;
-  lease_elector le;
-  kube_client *lease_client = NULL;
-  renewer rn = {&le, o.retry_period, o.renew_deadline, 0};
-  pthread_t renew_thread;
-  bool renewing = false;
-  const char *kc = o.kubeconfig2 && *o.kubeconfig2 ? o.kubeconfig2 : o.kubeconfig;
-  if (kube_config_load(kc, &cfg, &err) < 0 ||
-      kube_config_check_transport(cfg, o.allow_http, &err) < 0) {
-    fprintf(stderr, "descheduler: %s\n", err.msg);
-    status = EXIT_CONFIG;
-    goto out;
-  }
-  cfg->timeout_ns = o.request_timeout > 0 ? o.request_timeout : -1;
-  cfg->exec_timeout_ns = o.exec_timeout;
-  r.cfg = cfg;
-  r.client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
-  if (!r.client) {
-    fprintf(stderr, "descheduler: %s\n", err.msg);
-    status = EXIT_CONFIG;
-    goto out;
-  }
-  r.env = (plugin_env){kube_priority_class_value, r.client};
-  r.events = event_sender_new(cfg, o.qps, (int)o.burst, &err);
-  if (!r.events) {
-    fprintf(stderr, "descheduler: %s\n", err.msg);
-    status = EXIT_CONFIG;
-    goto out;
-  }
-  if (kd) {
-    kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, !kc || !*kc};
-    r.kd = kdsrc_new(&ko, &err);
-    if (!r.kd) {
-      fprintf(stderr, "descheduler: %s\n", err.msg);
-      status = EXIT_CONFIG;
-      goto out;
-    }
-    /* what the operator reads, as it is now: the protected namespaces are fixed from this read */
-    char route_error[1024];
-    model *facts = kube_openshift_facts_model(r.client, (int)o.page_size, route_error,
-                                              sizeof route_error, &err);
-    if (!facts) {
-      LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
-      goto out;
-    }
-    int frc = kdsrc_render(r.kd, facts, r.client, route_error, &err);
-    model_free(facts);
-    if (frc < 0) {
-      fprintf(stderr, "descheduler: %s\n", err.msg);
-      status = EXIT_CONFIG;
-      goto out;
-    }
-    kd_apply_settings(&r);
-    kdsrc_log_warnings(r.kd, false);
-    r.pol = kdsrc_load_policy(r.kd, &r.env, &err);
-    if (r.pol)
-      LOGV(0, NULL, "Using the policy rendered from the KubeDescheduler",
-           LSTR("kubedescheduler", kdsrc_name(r.kd)), LBOOL("dryRun", o.dry_run),
-           LINT("deschedulingIntervalSeconds", o.interval_ns / 1000000000LL));
-    if (o.leader_elect && !o.dry_run && o.interval_ns == 0) {
-      fprintf(stderr, "descheduler: leaderElection must be used with deschedulingInterval\n");
-      status = EXIT_CONFIG;
-      goto out;
-    }
-    elect = o.leader_elect && !o.dry_run;
-  } else {
-    r.pol = policy_load(o.policy, plugin_lookup, &r.env, &err);
-  }
-  if (!r.pol) {
-    fprintf(stderr, "descheduler: %s\n", err.msg);
-    status = EXIT_CONFIG;
-    goto out;
-  }
-  r.usage = usage_live_new(r.pol, r.client);
-  if (kube_discover(r.client, &r.disc, &err) < 0) {
+  r->elect = o->leader_elect && !o->dry_run;
+  r->usage = usage_live_new(r->pol, r->client);
+  if (kube_discover(r->client, &r->disc, &err) < 0) {
     LOGE(NULL, "failed to run descheduler server", err.msg);
-    goto out;
+    return EXIT_FAILED;
   }
-  if (!r.disc.kubevirt) {
-    const char *p = policy_profile_enabling(r.pol, "KubevirtMigrationAware");
+  if (!r->disc.kubevirt) {
+    const char *p = policy_profile_enabling(r->pol, "KubevirtMigrationAware");
     if (p) {
       /* the operator's plugin fails to build without KubeVirt's API, as upstream's does */
       fprintf(stderr,
@@ -704,63 +757,37 @@ int cmd_run(int argc, char **argv) {
               "unable to build KubevirtMigrationAware plugin: timed out waiting for VMI informer "
               "cache to sync (is KubeVirt installed?)\n",
               p);
-      goto out;
+      return EXIT_FAILED;
     }
   }
-  if (r.disc.server_major == 1 && abs(r.disc.server_minor - 36) > 3)
+  if (r->disc.server_major == 1 && abs(r->disc.server_minor - 36) > 3)
     LOGW(NULL, "descheduler version may not be supported on your version of Kubernetes",
-         LSTR("descheduler", "0.36"), LSTR("kubernetes", r.disc.git_version));
-  if (!*r.disc.policy_group_version || !r.disc.eviction_supported) {
+         LSTR("descheduler", "0.36"), LSTR("kubernetes", r->disc.git_version));
+  if (!*r->disc.policy_group_version || !r->disc.eviction_supported) {
     /* upstream exits 0 without a word here; say why instead */
     LOGE(NULL, "The API server does not offer the Eviction API (policy group or pods/eviction missing); nothing can be evicted",
          "eviction API not available");
-    goto out;
+    return EXIT_FAILED;
   }
-  if (o.leader_elect && o.dry_run)
+  if (o->leader_elect && o->dry_run)
     LOGV(1, NULL, "Warning: DryRun is set to True. You need to disable it to use Leader Election.");
-  if (elect) {
-    lease_client = kube_client_new(cfg, o.qps, (int)o.burst, &err);
-    if (!lease_client) {
-      fprintf(stderr, "descheduler: %s\n", err.msg);
-      goto out;
-    }
-    if (!*o.lease_name || !*o.lease_ns) {
-      fprintf(stderr, "descheduler: %s\n", !*o.lease_name ? "name may not be empty" : "namespace may not be empty");
-      status = EXIT_CONFIG;
-      goto out;
-    }
-    lease_init(&le, lease_client, o.lease_ns, o.lease_name, o.lease_duration, o.renew_deadline,
-               o.retry_period);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s/%s", o.lease_ns, o.lease_name);
-    LOGV(0, NULL, "Attempting to acquire leader lease...", LSTR("lock", lock));
-    for (;;) {
-      int got = lease_try(&le, &err);
-      if (got < 0)
-        LOGE(NULL, "error retrieving resource lock", err.msg, LSTR("lock", lock));
-      if (got == 1)
-        break;
-      if (!sleep_ns(o.retry_period, r.usage, NULL)) {
-        status = 0;
-        goto out;
-      }
-    }
-    LOGV(0, NULL, "Successfully acquired lease", LSTR("lock", lock));
-    LOGV(1, NULL, "Started leading");
-    if (pthread_create(&renew_thread, NULL, renew_loop, &rn) != 0) {
-      LOGE(NULL, "failed to run descheduler server", "cannot start the lease renewal thread");
-      goto out;
-    }
-    renewing = true;
-  }
+  if (r->elect)
+    return setup_leader(r);
+  return FLAGS_RUN;
+}
+
+/* The cycles, until one-shot's cycle succeeds (or gives up) or the process is asked to stop.
+ * The exit code. */
+static int run_loop(runner *r) {
+  run_opts *o = r->o;
   /* the watch cache is for Deployment mode; a one-shot run lists */
-  o.watch_cache = o.watch_cache && o.interval_ns > 0;
+  o->watch_cache = o->watch_cache && o->interval_ns > 0;
   /* A long-running process frees and allocates a cycle's large arrays (pages, trees, a
    * plugin's tables) again and again: mapped on their own, they go back to the system when
    * freed and leave no holes in the heap. A one-shot run keeps glibc's default, which reuses
    * the freed pages of one LIST page for the next (mapping each anew cost it 1.5 s of CPU at
    * 150,000 pods), and gives them back after the read (xrelease in run_cycle). */
-  if (o.interval_ns > 0) {
+  if (o->interval_ns > 0) {
     xalloc_map_large();
     /* ... except the large blocks every cycle needs again (the arenas' of a view and of a
      * plugin's scratch, the view's and RemoveDuplicates' tables): up to 64 MiB of them wait
@@ -770,63 +797,73 @@ int cmd_run(int argc, char **argv) {
   }
   int failures = 0;
   for (;;) {
-    double start = mono_seconds();
-    int crc = run_cycle(&r);
-    metrics_loop_duration(mono_seconds() - start);
+    double start = time_mono_seconds();
+    int crc = run_cycle(r);
+    metrics_loop_duration(time_mono_seconds() - start);
     /* what the cycle freed (its view, the objects the watches replaced) goes back to the system */
-    if (r.cache)
+    if (r->cache)
       xrelease();
-    if (stopping()) {
-      status = 0;
-      break;
-    }
-    if (o.interval_ns == 0) {
-      if (crc == 0) {
-        status = 0;
-        break;
-      }
+    if (live_stopping())
+      return 0;
+    if (o->interval_ns == 0) {
+      if (crc == 0)
+        return 0;
       /* upstream retries at once, forever, until a cycle succeeds; here a CronJob run retries
        * with backoff (1 s, 2 s, 4 s) and then fails, so the Job shows the failure */
       if (++failures >= CRONJOB_ATTEMPTS) {
         LOGE(NULL, "Giving up: the cycle could not read the cluster", "cycle failed",
              LINT("attempts", failures));
-        status = 1;
-        break;
+        return EXIT_FAILED;
       }
-      if (!sleep_ns(1000000000LL << (failures - 1), r.usage, r.cache)) {
-        status = 0;
-        break;
-      }
+      if (!live_sleep(1000000000LL << (failures - 1), between_cycles, r))
+        return 0;
       continue;
     }
-    int64_t wait = o.interval_ns - (int64_t)((mono_seconds() - start) * 1e9);
+    int64_t wait = o->interval_ns - (int64_t)((time_mono_seconds() - start) * 1e9);
     if (wait > 0)
-      sleep_ns(wait, r.usage, r.cache);
-    if (stopping()) {
-      status = 0;
-      break;
-    }
+      live_sleep(wait, between_cycles, r);
+    if (live_stopping())
+      return 0;
   }
-out:
-  if (renewing) {
-    __atomic_store_n(&rn.quit, 1, __ATOMIC_RELEASE);
-    pthread_join(renew_thread, NULL);
+}
+
+/* Releases the lease (unless it was lost), sends the Events still queued and frees the rest. */
+static void run_teardown(runner *r) {
+  if (r->renewing) {
+    __atomic_store_n(&r->rn.quit, 1, __ATOMIC_RELEASE);
+    pthread_join(r->renew_thread, NULL);
   }
-  if (elect && lease_client && !__atomic_load_n(&g_leader_lost, __ATOMIC_ACQUIRE))
-    lease_release(&le);
-  kube_client_free(lease_client);
+  if (r->elect && r->lease_client && r->le.client &&
+      !__atomic_load_n(&g_leader_lost, __ATOMIC_ACQUIRE))
+    lease_release(&r->le);
+  kube_client_free(r->lease_client);
   /* the Events still queued are sent first (a stop signal leaves them less time) */
-  event_sender_free(r.events, stopping() ? 2.0 : 5.0);
-  watch_cache_free(r.cache);
-  bg_clear(&r.bg);
-  usage_live_free(r.usage);
-  policy_free(r.pol);
-  kdsrc_free(r.kd);
-  kube_client_free(r.client);
-  kube_config_free(cfg);
-  obs_server_stop(srv);
-  if (r.decisions_out)
-    fclose(r.decisions_out);
+  event_sender_free(r->events, live_stopping() ? 2.0 : 5.0);
+  watch_cache_free(r->cache);
+  bg_clear(&r->bg);
+  usage_live_free(r->usage);
+  policy_free(r->pol);
+  kdsrc_free(r->kd);
+  kube_client_free(r->client);
+  kube_config_free(r->cfg);
+  obs_server_stop(r->srv);
+  if (r->decisions_out)
+    fclose(r->decisions_out);
   arena_pool_keep(0); /* what waited for a next cycle */
-  return status;
+}
+
+int cmd_run(int argc, char **argv) {
+  run_opts o;
+  runner r = {0};
+  int rc = run_flags(argc, argv, &o, &r);
+  if (rc != FLAGS_RUN) {
+    if (r.decisions_out)
+      fclose(r.decisions_out);
+    return rc;
+  }
+  rc = run_setup(&r);
+  if (rc == FLAGS_RUN)
+    rc = run_loop(&r);
+  run_teardown(&r);
+  return rc;
 }

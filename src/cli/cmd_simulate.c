@@ -3,8 +3,10 @@
  * Reads a snapshot (a v1 List as `kubectl get ... -o json|yaml` prints it), loads the policy,
  * reads actual utilization from --metrics files when given (a Prometheus instant-query
  * response, metrics.k8s.io NodeMetrics / PodMetrics lists), runs the same cycle a live run would, with an eviction sink that only records (and
- * answers for KubeVirt as its webhook would), and prints the plan. Logs go to stderr, the
- * plan to stdout. Exit 0 on success, 2 on bad input.
+ * answers for KubeVirt as its webhook would), and prints the plan (-o text, json or yaml). Logs
+ * go to stderr, the plan to stdout. Exit 0 on success, 2 on bad input: a snapshot must be a
+ * List with at least one node (one object, or a list without nodes, is not a cluster, and a
+ * cycle on it would only say that it was skipped).
  *
  * With --kubedescheduler FILE the policy is the one the OpenShift operator renders from that
  * CR, with the snapshot as the cluster it reads (cli/kdsource.h); the CR's feature gate and log
@@ -25,7 +27,9 @@
 #include "cli.h"
 #include "explain.h"
 #include "flags.h"
+#include "hint.h"
 #include "kdsource.h"
+#include "output.h"
 #include "timings.h"
 
 #include <errno.h>
@@ -75,57 +79,55 @@ static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   sb_appendc(sb, '}');
 }
 
-static void print_json(const model *m, const fw_result *res, const decisions *dec,
-                       size_t examples) {
-  strbuf sb = {0};
-  sb_append(&sb, "{\"evictions\":[");
+/* The plan as one JSON document (-o json|yaml) */
+static void plan_json(strbuf *sb, const model *m, const fw_result *res, const decisions *dec,
+                      size_t examples) {
+  sb_append(sb, "{\"evictions\":[");
   for (size_t i = 0; i < res->nevictions; i++) {
     const fw_eviction *e = &res->evictions[i];
     char ref[512];
-    sb_append(&sb, i ? ",{\"pod\":" : "{\"pod\":");
-    sb_append_json_str(&sb, pod_ref(e->pod, ref, sizeof ref));
-    sb_append(&sb, ",\"node\":");
-    sb_append_json_str(&sb, e->pod->node_name);
-    sb_append(&sb, ",\"profile\":");
-    sb_append_json_str(&sb, e->profile);
-    sb_append(&sb, ",\"plugin\":");
-    sb_append_json_str(&sb, e->plugin);
-    sb_printf(&sb, ",\"background\":%s", e->background ? "true" : "false");
+    sb_append(sb, i ? ",{\"pod\":" : "{\"pod\":");
+    sb_append_json_str(sb, pod_ref(e->pod, ref, sizeof ref));
+    sb_append(sb, ",\"node\":");
+    sb_append_json_str(sb, e->pod->node_name);
+    sb_append(sb, ",\"profile\":");
+    sb_append_json_str(sb, e->profile);
+    sb_append(sb, ",\"plugin\":");
+    sb_append_json_str(sb, e->plugin);
+    sb_printf(sb, ",\"background\":%s", e->background ? "true" : "false");
     vm_view v;
     kubevirt_view(m, e->pod, &v);
     if (v.effect != VM_EFFECT_NONE) {
       char vmi[512];
       snprintf(vmi, sizeof vmi, "%s/%s", e->pod->ns, v.vmi_name);
-      sb_append(&sb, ",\"vm\":{\"vmi\":");
-      sb_append_json_str(&sb, vmi);
-      sb_append(&sb, ",\"strategy\":");
-      sb_append_json_str(&sb, v.strategy);
-      sb_append(&sb, ",\"effect\":");
-      sb_append_json_str(&sb, kubevirt_effect_name(v.effect));
-      sb_printf(&sb, ",\"assumed\":%s}", v.source == STRATEGY_ASSUMED ? "true" : "false");
+      sb_append(sb, ",\"vm\":{\"vmi\":");
+      sb_append_json_str(sb, vmi);
+      sb_append(sb, ",\"strategy\":");
+      sb_append_json_str(sb, v.strategy);
+      sb_append(sb, ",\"effect\":");
+      sb_append_json_str(sb, kubevirt_effect_name(v.effect));
+      sb_printf(sb, ",\"assumed\":%s}", v.source == STRATEGY_ASSUMED ? "true" : "false");
     }
-    sb_appendc(&sb, '}');
+    sb_appendc(sb, '}');
   }
-  sb_append(&sb, "],\"nodes\":[");
+  sb_append(sb, "],\"nodes\":[");
   for (size_t i = 0; i < m->nodes.n; i++) {
     const node *n = m->nodes.items[i];
     const dec_node *dn = decisions_node_of(dec, n);
-    sb_append(&sb, i ? ",{\"name\":" : "{\"name\":");
-    sb_append_json_str(&sb, n->name);
-    sb_append(&sb, ",\"category\":");
-    sb_append_json_str(&sb, res->node_category[i] ? res->node_category[i] : "");
-    sb_append(&sb, ",\"usagePercentage\":");
-    json_pcts(&sb, dn->requested, dn->has_requested);
-    sb_append(&sb, ",\"usagePercentageAfter\":");
-    json_pcts(&sb, dn->requested_after, dn->has_requested);
-    sb_appendc(&sb, '}');
+    sb_append(sb, i ? ",{\"name\":" : "{\"name\":");
+    sb_append_json_str(sb, n->name);
+    sb_append(sb, ",\"category\":");
+    sb_append_json_str(sb, res->node_category[i] ? res->node_category[i] : "");
+    sb_append(sb, ",\"usagePercentage\":");
+    json_pcts(sb, dn->requested, dn->has_requested);
+    sb_append(sb, ",\"usagePercentageAfter\":");
+    json_pcts(sb, dn->requested_after, dn->has_requested);
+    sb_appendc(sb, '}');
   }
-  sb_printf(&sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu},\"decisions\":",
+  sb_printf(sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu},\"decisions\":",
             (unsigned long long)res->evicted, (unsigned long long)res->requests);
-  decisions_json(dec, examples, false, &sb);
-  sb_append(&sb, "}\n");
-  fputs(sb_str(&sb), stdout);
-  sb_free(&sb);
+  decisions_json(dec, examples, false, sb);
+  sb_append(sb, "}\n");
 }
 
 static void print_text(const model *m, const fw_result *res, const sim_opts *o,
@@ -216,31 +218,47 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
 }
 
 static void sim_usage(FILE *out, const flag_def *defs) {
-  fprintf(out, "Usage: descheduler simulate --policy-config-file FILE --snapshot FILE [flags]\n"
-               "       descheduler simulate --kubedescheduler FILE --snapshot FILE [flags]\n\n"
-               "Runs one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
+  cli_usage_head(out, "simulate");
+  fprintf(out, "\nRuns one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
                "`kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json` prints it)\n"
                "and prints the plan. Nothing is evicted: no cluster is contacted.\n\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, NULL);
+}
+
+/* A snapshot stands for a whole cluster: a List with nodes. One object (`kubectl get node
+ * NAME -o json`) or a list without nodes would run a cycle that is skipped (it needs two ready
+ * nodes) and print an empty plan, as if the policy had found nothing to do. */
+static int snapshot_is_cluster(const model *m, const char *single_kind, dserr *err) {
+  static const char how[] =
+      "kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json prints one";
+  if (single_kind)
+    return dserr_set(err, "one %s object, not a List: a snapshot is the whole cluster (%s)",
+                     single_kind, how);
+  if (!m->nodes.n)
+    return dserr_set(err, "no nodes: a snapshot is the whole cluster, its nodes included (%s)",
+                     how);
+  return 0;
 }
 
 /* simulate, or explain (one pod's record instead of the plan) */
 int simulate_run(int argc, char **argv, const char *who, bool explain) {
-  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, 3, NULL, NULL, "auto", {0}};
+  sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, DECISION_EXAMPLES_DEFAULT, NULL,
+                NULL, "auto", {0}};
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
       {"metrics", NULL, FLAG_STRINGS, &o.metrics, "actual utilization: a Prometheus instant-query response (curl <prometheus>/api/v1/query) or kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes (or pods) output", NULL},
       {"feature-gates", NULL, FLAG_STRING, &o.gates, "comma-separated key=true|false: EvictionsInBackground, AllAlpha, AllBeta", NULL},
       {"now", NULL, FLAG_STRING, &o.now, "the time of the cycle, RFC 3339 (pod ages are measured against it)", "the current time"},
-      {"output", "o", FLAG_STRING, &o.output, "plan format: text or json", "text"},
-      {"v", "v", FLAG_INT, &o.v, "log verbosity (klog levels; logs go to stderr)", "0"},
-      {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", "text"},
-      {"decision-examples", NULL, FLAG_INT, &o.examples, "pods named per reason in the decision summary", "3"},
+      FLAG_DEF_OUTPUT(&o.output),
+      FLAG_DEF_VERBOSITY(&o.v),
+      {"logging-format", NULL, FLAG_STRING, &o.logging_format, "log format: text or json", NULL},
+      {"decision-examples", NULL, FLAG_INT, &o.examples, "pods named per reason in the decision summary", NULL},
       {"report", NULL, FLAG_STRING, &o.report, "also write the plan as a self-contained HTML page to this file", NULL},
       {"kubedescheduler", NULL, FLAG_STRING, &o.kd_file, "OpenShift KubeDescheduler CR: run the policy it renders (instead of --policy-config-file)", NULL},
       {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url, "with --kubedescheduler: Prometheus URL instead of the prometheus-k8s Route", NULL},
-      {"psi", NULL, FLAG_STRING, &o.psi, "with --kubedescheduler: PSI on the worker nodes: auto (unknown offline), present, absent", "auto"},
+      {"psi", NULL, FLAG_STRING, &o.psi, "with --kubedescheduler: PSI on the worker nodes: auto (unknown offline), present, absent", NULL},
       {NULL}};
   const char *pos[1];
   int npos;
@@ -284,10 +302,9 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     fprintf(stderr, "%s: --decision-examples must be 0 or more\n", who);
     return EXIT_CONFIG;
   }
-  if (strcmp(o.output, "text") && strcmp(o.output, "json")) {
-    fprintf(stderr, "%s: --output: expected text or json, got \"%s\"\n", who, o.output);
+  output_format format;
+  if (output_parse(who, o.output, &format) < 0)
     return EXIT_CONFIG;
-  }
   if (strcmp(o.logging_format, "text") && strcmp(o.logging_format, "json")) {
     fprintf(stderr, "%s: --logging-format: expected text or json, got \"%s\"\n", who,
             o.logging_format);
@@ -327,7 +344,9 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
       m->keep_pod_conditions = fw_reads_pod_conditions(peek);
     policy_free(peek);
   }
-  if (decode_snapshot_file(m, o.snapshot, &err) < 0 || model_finish(m, &err) < 0) {
+  const char *single = NULL;
+  if (decode_snapshot_file_shape(m, o.snapshot, &single, &err) < 0 || model_finish(m, &err) < 0 ||
+      snapshot_is_cluster(m, single, &err) < 0) {
     if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
       dserr_prefix(&err, "%s", o.snapshot);
     fprintf(stderr, "%s: snapshot: %s\n", who, err.msg);
@@ -361,7 +380,7 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     pol = policy_load(o.policy, plugin_lookup, &env, &err);
   }
   if (!pol) {
-    fprintf(stderr, "%s: %s\n", who, err.msg);
+    cli_error(who, err.msg);
     model_free(m);
     return EXIT_CONFIG;
   }
@@ -390,12 +409,17 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     fprintf(stderr, "%s: %s\n", who, err.msg);
     status = EXIT_CONFIG;
   } else {
-    if (explained)
-      status = explain_print(m, dec, explained, who);
-    else if (!strcmp(o.output, "json"))
-      print_json(m, &res, dec, (size_t)o.examples);
-    else
+    if (explained) {
+      status = explain_print(m, dec, explained, who, format);
+    } else if (format != OUTPUT_TEXT) {
+      strbuf sb = {0};
+      plan_json(&sb, m, &res, dec, (size_t)o.examples);
+      if (output_document(who, format, &sb, stdout) < 0)
+        status = EXIT_FAILED;
+      sb_free(&sb);
+    } else {
       print_text(m, &res, &o, dec);
+    }
     if (o.report && write_report(&o, m, &res, dec) < 0)
       status = EXIT_CONFIG;
   }

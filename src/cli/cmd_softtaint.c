@@ -8,7 +8,8 @@
  * A pass every --interval (from the start of the previous one) until SIGTERM/SIGINT (exit 0);
  * --once runs one pass and exits 0, or 1 when the pass failed. A failed pass changes nothing
  * it could not classify and is retried at the next interval. Bad flags, kubeconfig or policy
- * (checked once at start) exit 2.
+ * (checked once at start) exit 2. Signals and the API client are set up as for the run
+ * command (cli/live.h), so the same kubeconfig is accepted or refused the same way.
  *
  * With a KubeDescheduler the policy is rendered from it at every pass, as the operator writes
  * it into the ConfigMap its soft-tainter reads, and the mode and the interval are the CR's, as
@@ -23,36 +24,23 @@
 #include "../obs/log.h"
 #include "../plugins/registry.h"
 #include "../policy/policy.h"
+#include "../apimachinery/timeutil.h"
 #include "cli.h"
 #include "flags.h"
+#include "hint.h"
 #include "kdsource.h"
+#include "live.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig) {
-  (void)sig;
-  g_stop = 1;
-}
-
-static double mono_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void st_usage(FILE *out, const void *ctx, const flag_def *defs) {
   (void)ctx;
+  cli_usage_head(out, "soft-taint");
   fprintf(
       out,
-      "Usage: descheduler soft-taint (--policy-config-file FILE | --kubedescheduler FILE |\n"
-      "                               --kubedescheduler-ref NAMESPACE/NAME) [flags]\n\n"
-      "Keeps the PreferNoSchedule taints " SOFTTAINT_OVERUTILIZED " and\n" SOFTTAINT_APPROPRIATE
+      "\nKeeps the PreferNoSchedule taints " SOFTTAINT_OVERUTILIZED " and\n" SOFTTAINT_APPROPRIATE
       " on the policy's nodes in step with their\n"
       "actual utilization (the KubeVirtRelieveAndMigrate profile's LowNodeUtilization query and\n"
       "thresholds), so the scheduler stops sending migrated VMs back to hot nodes. With a policy\n"
@@ -61,6 +49,7 @@ static void st_usage(FILE *out, const void *ctx, const flag_def *defs) {
       "spec.deschedulingIntervalSeconds are the mode and the interval, as for the operator's\n"
       "soft-tainter (--mode Predictive and --interval still apply when given).\n\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, "with --once, the pass failed (the cluster could not be read)");
 }
 
 /* A policy file, read again every pass, and the mode --mode gives. */
@@ -84,6 +73,7 @@ typedef struct {
   bool force_predictive; /* --mode Predictive given */
   bool broken;           /* the last pass could not render or load it */
   bool facts_failed;     /* ... because the cluster could not be read (not the CR's fault) */
+  bool unreadable;       /* ... because the reference could not be read (not the CR's fault) */
   int64_t interval_ns;   /* the CR's deschedulingIntervalSeconds, from the last rendering */
 } kd_source;
 
@@ -96,6 +86,7 @@ static int kd_render_now(kd_source *k, dserr *err) {
     return -1;
   int rc = kdsrc_render(k->kd, facts, k->client, route_error, err);
   model_free(facts);
+  k->unreadable = rc == KDSRC_UNREADABLE;
   return rc;
 }
 
@@ -123,9 +114,9 @@ static policy *from_kubedescheduler(void *ctx, bool *automatic, dserr *err) {
 
 int cmd_softtaint(int argc, char **argv) {
   const char *policy_path = NULL, *kubeconfig = NULL, *mode = "Predictive";
-  const char *kd_file = NULL, *kd_ref = NULL, *prometheus_url = NULL, *psi = NULL;
+  const char *kd_file = NULL, *kd_ref = NULL, *prometheus_url = NULL, *psi = "auto";
   int64_t interval = 60LL * 1000000000LL;
-  bool once = false;
+  bool once = false, allow_http = false;
   long long v = 0;
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &policy_path,
@@ -143,18 +134,21 @@ int cmd_softtaint(int argc, char **argv) {
       {"psi", NULL, FLAG_STRING, &psi,
        "with a KubeDescheduler: PSI on the worker nodes (the KubeVirt profile needs it): auto, "
        "present, absent",
-       "auto"},
-      {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
+       NULL},
+      FLAG_DEF_KUBECONFIG(&kubeconfig),
+      {"allow-insecure-http", NULL, FLAG_BOOL, &allow_http,
+       "allow a plain http:// API server that is not loopback; the kubeconfig must also say "
+       "insecure-skip-tls-verify (as the run command)",
        NULL},
       {"mode", NULL, FLAG_STRING, &mode,
        "Automatic (patch the nodes) or Predictive (log what would change); with a "
        "KubeDescheduler its spec.mode, which Predictive overrides",
-       "Predictive"},
+       NULL},
       {"interval", NULL, FLAG_DURATION, &interval,
        "time between passes; with a KubeDescheduler its deschedulingIntervalSeconds unless given",
-       "1m"},
-      {"once", NULL, FLAG_BOOL, &once, "run one pass and exit (1 if it failed)", "false"},
-      {"v", "v", FLAG_INT, &v, "log verbosity", "0"},
+       NULL},
+      {"once", NULL, FLAG_BOOL, &once, "run one pass and exit (1 if it failed)", NULL},
+      FLAG_DEF_VERBOSITY(&v),
       {NULL}};
   dserr err;
   int rc = flags_parse_command("soft-taint", defs, argc, argv, st_usage, NULL);
@@ -199,21 +193,11 @@ int cmd_softtaint(int argc, char **argv) {
   }
   log_set_verbosity((int)v);
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGINT, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
-
+  live_signals();
   kube_config *cfg = NULL;
-  if (kube_config_load(kubeconfig, &cfg, &err) < 0) {
-    fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
-    return EXIT_CONFIG;
-  }
-  kube_client *client = kube_client_new(cfg, 0, 0, &err);
+  live_client_options lo = {kubeconfig, allow_http, 0, 0, 0, 0};
+  kube_client *client = live_connect("descheduler soft-taint", &lo, &cfg);
   if (!client) {
-    fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
     kube_config_free(cfg);
     return EXIT_CONFIG;
   }
@@ -221,7 +205,7 @@ int cmd_softtaint(int argc, char **argv) {
   softtainter *st = NULL;
   plugin_env env = {kube_priority_class_value, client};
   file_source fs = {policy_path, !strcmp(mode, "Automatic"), &env};
-  kd_source ks = {NULL, client, &env, explicit_mode, false, false, 0};
+  kd_source ks = {NULL, client, &env, explicit_mode, false, false, false, 0};
   if (kd) {
     kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi, !kubeconfig || !*kubeconfig};
     ks.kd = kdsrc_new(&ko, &err);
@@ -238,9 +222,11 @@ int cmd_softtaint(int argc, char **argv) {
     if (!pol) {
       if (ks.facts_failed)
         LOGE(NULL, "Failed to read the cluster state the KubeDescheduler rendering needs", err.msg);
+      else if (ks.unreadable)
+        LOGE(NULL, "Failed to read the KubeDescheduler", err.msg);
       else
-        fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
-      status = ks.facts_failed ? 1 : EXIT_CONFIG;
+        cli_error("descheduler soft-taint", err.msg);
+      status = ks.facts_failed || ks.unreadable ? EXIT_FAILED : EXIT_CONFIG;
       goto out;
     }
     policy_free(pol);
@@ -249,7 +235,7 @@ int cmd_softtaint(int argc, char **argv) {
     /* a bad policy is a configuration error (exit 2); later passes read it again */
     policy *pol = policy_load(policy_path, plugin_lookup, &env, &err);
     if (!pol) {
-      fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);
+      cli_error("descheduler soft-taint", err.msg);
       status = EXIT_CONFIG;
       goto out;
     }
@@ -257,8 +243,8 @@ int cmd_softtaint(int argc, char **argv) {
     LOGV(0, NULL, "Starting the soft-tainter", LSTR("mode", mode), LSTR("policy", policy_path));
     st = softtaint_new(client, from_file, &fs);
   }
-  while (!g_stop) {
-    double start = mono_seconds();
+  while (!live_stopping()) {
+    double start = time_mono_seconds();
     if (softtaint_reconcile(st, &err) < 0) {
       LOGE(NULL, "Soft-taint pass failed; nothing was changed that could not be classified",
            err.msg);
@@ -271,10 +257,7 @@ int cmd_softtaint(int argc, char **argv) {
     status = 0;
     /* with a KubeDescheduler, its interval as last rendered (the first rendering at start) */
     int64_t wait = kd && !explicit_interval ? ks.interval_ns : interval;
-    while (!g_stop && (mono_seconds() - start) * 1e9 < (double)wait) {
-      struct timespec ts = {0, 50000000L};
-      nanosleep(&ts, NULL);
-    }
+    live_sleep(wait - (int64_t)((time_mono_seconds() - start) * 1e9), NULL, NULL);
   }
 out:
   softtaint_free(st);

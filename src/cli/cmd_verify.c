@@ -2,14 +2,17 @@
  * runbook/verify.c.
  *
  * Polls every second until every condition passes or --timeout expires (0: look once), then
- * prints each condition with what it saw. Exit 0 only when all pass; 1 otherwise (also when
- * the UID could not be checked); 2 for bad flags, kubeconfig or an unreadable --log file. */
+ * prints each condition with what it saw (-o text), or the same as one document (-o json|yaml;
+ * the progress lines then go to stderr). Exit 0 only when all pass; 1 otherwise (also when the
+ * UID could not be checked, or the cluster could not be read); 2 for bad flags, kubeconfig or
+ * an unreadable --log file. */
 #include "../runbook/verify.h"
 #include "../kube/config.h"
 #include "../util/strbuf.h"
 #include "../apimachinery/timeutil.h"
 #include "cli.h"
 #include "flags.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +21,9 @@
 
 static void verify_usage(FILE *out, const void *ctx, const flag_def *defs) {
   (void)ctx;
+  cli_usage_head(out, "verify");
   fprintf(out,
-          "Usage: descheduler verify --vmi NAMESPACE/NAME --from NODE [--uid UID] [--timeout D]\n"
-          "                          [--log FILE] [--kubeconfig FILE]\n\n"
-          "Checks the runbook's pass rule for a VM the descheduler asked to move off NODE:\n"
+          "\nChecks the runbook's pass rule for a VM the descheduler asked to move off NODE:\n"
           "  node          the VMI runs on another node than NODE;\n"
           "  migration     its newest kubevirt-evacuation-* migration from NODE Succeeded, with\n"
           "                NODE as source and the VMI's node as target;\n"
@@ -35,9 +37,9 @@ static void verify_usage(FILE *out, const void *ctx, const flag_def *defs) {
           "It looks every second until all pass or --timeout expires. With --log (the\n"
           "descheduler's log, e.g. kubectl logs job/NAME > FILE) it pairs the migration with the\n"
           "\"Eviction in background assumed\" line of the VM's launcher and prints the delay;\n"
-          "klog lines carry no year or zone: the migration's year and UTC are used.\n"
-          "Exit 0 when every condition passes, 1 otherwise, 2 for bad flags.\n\nFlags:\n");
+          "klog lines carry no year or zone: the migration's year and UTC are used.\n\nFlags:\n");
   flags_usage(out, defs);
+  cli_exit_status(out, "a condition failed or could not be checked, or the cluster could not be read");
 }
 
 static void print_result(const verify_result *r) {
@@ -46,16 +48,18 @@ static void print_result(const verify_result *r) {
     printf("%-13s %-11s %s\n", r->c[i].name, verify_status_name(r->c[i].status), r->c[i].detail);
 }
 
-static void print_pairing(const char *log_path, const verify_target *t, const verify_result *r) {
+/* What --log says about the move, one line without a newline (`log: ` before it in text). */
+static void pairing(strbuf *out, const char *log_path, const verify_target *t,
+                    const verify_result *r) {
   const verify_migration *m = r->migration;
   if (!m || !m->has_created) {
-    printf("log: no kubevirt-evacuation-* migration of the VMI from %s to pair with\n", t->from);
+    sb_printf(out, "no kubevirt-evacuation-* migration of the VMI from %s to pair with", t->from);
     return;
   }
   size_t len = 0;
   char *text = read_file_text(log_path, &len);
   if (!text) {
-    printf("log: %s can no longer be read\n", log_path);
+    sb_printf(out, "%s can no longer be read", log_path);
     return;
   }
   verify_log_match lm;
@@ -64,10 +68,11 @@ static void print_pairing(const char *log_path, const verify_target *t, const ve
   strbuf when = {0};
   time_format_rfc3339(&when, m->created);
   if (!lm.found) {
-    printf("log: no \"Eviction in background assumed\" line for %s/%s in %s (migration %s "
-           "created %s); the log needs --v=3 and EvictionsInBackground\n",
-           t->ns, *m->source_pod ? m->source_pod : "virt-launcher-*", log_path, m->name,
-           sb_str(&when));
+    sb_printf(out,
+              "no \"Eviction in background assumed\" line for %s/%s in %s (migration %s "
+              "created %s); the log needs --v=3 and EvictionsInBackground",
+              t->ns, *m->source_pod ? m->source_pod : "virt-launcher-*", log_path, m->name,
+              sb_str(&when));
   } else {
     strbuf at = {0};
     time_format_rfc3339(&at, lm.sec);
@@ -84,32 +89,81 @@ static void print_pairing(const char *log_path, const verify_target *t, const ve
     else
       snprintf(delay, sizeof delay, "%.3f-%.3fs after the line (creation times have whole seconds)",
                lo > 0 ? lo : 0, hi);
-    printf("log: %s line %zu \"Eviction in background assumed\" pod=\"%s\" at %.19s.%06dZ; "
-           "migration %s created %s, %s\n",
-           log_path, lm.line_no, lm.pod, sb_str(&at), (int)lm.usec, m->name, sb_str(&when), delay);
+    sb_printf(out,
+              "%s line %zu \"Eviction in background assumed\" pod=\"%s\" at %.19s.%06dZ; "
+              "migration %s created %s, %s",
+              log_path, lm.line_no, lm.pod, sb_str(&at), (int)lm.usec, m->name, sb_str(&when),
+              delay);
     sb_free(&at);
   }
   sb_free(&when);
 }
 
+/* The outcome as one document: {"vmi", "from", "verified", "node", "conditions": [{"name",
+ * "status", "seen"}], "log", "error"} (node, log and error when they apply). */
+static void result_json(strbuf *sb, const verify_target *t, const char *vmi, bool have,
+                        const verify_state *st, const verify_result *res, const char *log_path,
+                        const char *read_error) {
+  sb_append(sb, "{\"vmi\":");
+  sb_append_json_str(sb, vmi);
+  sb_append(sb, ",\"from\":");
+  sb_append_json_str(sb, t->from);
+  sb_printf(sb, ",\"verified\":%s", have && verify_passed(res) ? "true" : "false");
+  if (!have) {
+    sb_append(sb, ",\"error\":");
+    sb_append_json_str(sb, read_error);
+    sb_appendc(sb, '}');
+    return;
+  }
+  if (st->node) {
+    sb_append(sb, ",\"node\":");
+    sb_append_json_str(sb, st->node);
+  }
+  sb_append(sb, ",\"conditions\":[");
+  for (int i = 0; i < VERIFY_NCONDITIONS; i++) {
+    sb_append(sb, i ? ",{\"name\":" : "{\"name\":");
+    sb_append_json_str(sb, res->c[i].name);
+    sb_append(sb, ",\"status\":");
+    sb_append_json_str(sb, verify_status_name(res->c[i].status));
+    sb_append(sb, ",\"seen\":");
+    sb_append_json_str(sb, res->c[i].detail);
+    sb_appendc(sb, '}');
+  }
+  sb_appendc(sb, ']');
+  if (log_path) {
+    strbuf line = {0};
+    pairing(&line, log_path, t, res);
+    sb_append(sb, ",\"log\":");
+    sb_append_json_str(sb, sb_str(&line));
+    sb_free(&line);
+  }
+  sb_appendc(sb, '}');
+}
+
 int cmd_verify(int argc, char **argv) {
   const char *kubeconfig = NULL, *vmi = NULL, *from = NULL, *uid = NULL, *log_path = NULL;
+  const char *output = "text";
   int64_t timeout = 300LL * 1000000000LL;
   flag_def defs[] = {
       {"vmi", NULL, FLAG_STRING, &vmi, "the VMI that was asked to move: NAMESPACE/NAME", NULL},
       {"from", NULL, FLAG_STRING, &from, "the node it was evicted from", NULL},
       {"uid", NULL, FLAG_STRING, &uid, "the VMI's UID recorded before the move", NULL},
       {"timeout", NULL, FLAG_DURATION, &timeout,
-       "how long to wait for every condition; 0 = look once", "5m"},
+       "how long to wait for every condition; 0 = look once", NULL},
       {"log", NULL, FLAG_STRING, &log_path,
        "the descheduler's log, to pair the migration with its request", NULL},
-      {"kubeconfig", NULL, FLAG_STRING, &kubeconfig, "kubeconfig file; empty = in-cluster config",
-       NULL},
+      FLAG_DEF_KUBECONFIG(&kubeconfig),
+      FLAG_DEF_OUTPUT(&output),
       {NULL}};
   dserr err;
   int rc = flags_parse_command("verify", defs, argc, argv, verify_usage, NULL);
   if (rc != FLAGS_RUN)
     return rc;
+  output_format format;
+  if (output_parse("descheduler verify", output, &format) < 0)
+    return EXIT_CONFIG;
+  /* with -o json|yaml, stdout holds the document alone */
+  FILE *progress = format == OUTPUT_TEXT ? stdout : stderr;
   const char *slash = vmi ? strchr(vmi, '/') : NULL;
   if (!vmi || !slash || slash == vmi || !slash[1] || strchr(slash + 1, '/')) {
     fprintf(stderr, "descheduler verify: --vmi: expected NAMESPACE/NAME, got \"%s\"\n",
@@ -144,9 +198,9 @@ int cmd_verify(int argc, char **argv) {
     return EXIT_CONFIG;
   strbuf d = {0};
   duration_format(&d, timeout);
-  printf("Verifying that VMI %s/%s moved off %s (every 1s, timeout %s)\n", t.ns, t.name, from,
-         sb_str(&d));
-  fflush(stdout);
+  fprintf(progress, "Verifying that VMI %s/%s moved off %s (every 1s, timeout %s)\n", t.ns,
+          t.name, from, sb_str(&d));
+  fflush(progress);
   sb_free(&d);
 
   struct timespec start;
@@ -187,13 +241,24 @@ int cmd_verify(int argc, char **argv) {
     struct timespec sec = {1, 0};
     nanosleep(&sec, NULL);
   }
-  int status = 1;
-  if (!have) {
+  int status = EXIT_FAILED;
+  if (format != OUTPUT_TEXT) {
+    strbuf doc = {0};
+    result_json(&doc, &t, vmi, have, &st, &res, log_path, err.msg);
+    output_document("descheduler verify", format, &doc, stdout);
+    sb_free(&doc);
+    if (have && verify_passed(&res))
+      status = 0;
+  } else if (!have) {
     printf("not verified: the cluster could not be read (%s)\n", err.msg);
   } else {
     print_result(&res);
-    if (log_path)
-      print_pairing(log_path, &t, &res);
+    if (log_path) {
+      strbuf line = {0};
+      pairing(&line, log_path, &t, &res);
+      printf("log: %s\n", sb_str(&line));
+      sb_free(&line);
+    }
     if (verify_passed(&res)) {
       printf("verified: %s/%s moved from %s to %s by live migration\n", t.ns, t.name, from,
              st.node);

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "../apimachinery/timeutil.h"
+#include "../util/strbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,9 +74,57 @@ static int set_value(flag_def *d, const char *v, dserr *err) {
   return 0;
 }
 
+/* The target's value as pflag's DefValue prints it in --help; "" for a zero value, which
+ * pflag shows no default for (unset_text, when the flag has one, says what it means). Strings
+ * are not quoted as pflag quotes them: this --help never did, and tools read it (the install
+ * manifests' test takes --secure-port's and the lease name's defaults from it). */
+static void record_default(flag_def *d) {
+  strbuf sb = {0};
+  switch (d->kind) {
+  case FLAG_BOOL:
+    if (*(bool *)d->target)
+      sb_append(&sb, "true");
+    break;
+  case FLAG_STRING: {
+    const char *v = *(const char **)d->target;
+    if (v && *v)
+      sb_append(&sb, v);
+    break;
+  }
+  case FLAG_STRINGS: {
+    const flag_strings *list = d->target;
+    for (size_t i = 0; i < list->n; i++)
+      sb_printf(&sb, "%s%s", i ? "," : "[", list->items[i]);
+    if (list->n)
+      sb_appendc(&sb, ']');
+    break;
+  }
+  case FLAG_INT:
+    if (*(long long *)d->target)
+      sb_printf(&sb, "%lld", *(long long *)d->target);
+    break;
+  case FLAG_FLOAT:
+    if (*(double *)d->target != 0)
+      sb_append_go_float(&sb, *(double *)d->target);
+    break;
+  case FLAG_DURATION:
+    if (*(int64_t *)d->target)
+      duration_format(&sb, *(int64_t *)d->target);
+    break;
+  }
+  if (!sb.len && d->unset_text)
+    sb_append(&sb, d->unset_text);
+  snprintf(d->defval, sizeof d->defval, "%s", sb_str(&sb));
+  sb_free(&sb);
+}
+
 int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **positional,
                 int max_pos, int *npos, dserr *err) {
   *npos = 0;
+  for (flag_def *d = defs; d->name; d++) {
+    record_default(d);
+    d->seen = false;
+  }
   for (int i = start; i < argc; i++) {
     char *arg = argv[i];
     if (strcmp(arg, "--") == 0) {
@@ -105,16 +154,25 @@ int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **p
     name[len] = 0;
     normalize(name);
     flag_def *d = NULL;
+    const char *value = eq ? eq + 1 : NULL;
     if (is_long) {
       d = (flag_def *)flags_find(defs, name);
     } else {
       d = find_short(defs, name);
       if (!d) /* pflag also accepts -v=3 style for long names of one letter only */
         d = (flag_def *)flags_find(defs, name);
+      if (!d && !eq && len > 1) {
+        /* kubectl's -ojson, -v3: a one-letter flag with its value attached */
+        char letter[2] = {name[0], 0};
+        flag_def *s = find_short(defs, letter);
+        if (s && s->kind != FLAG_BOOL) {
+          d = s;
+          value = body + 1;
+        }
+      }
     }
     if (!d)
       return dserr_set(err, "unknown flag: %s%s", is_long ? "--" : "-", name);
-    const char *value = eq ? eq + 1 : NULL;
     if (!value) {
       if (d->kind == FLAG_BOOL) {
         value = "true";
@@ -130,22 +188,39 @@ int flags_parse(flag_def *defs, int argc, char **argv, int start, const char **p
   return 0;
 }
 
+static const char *type_name(flag_kind k) {
+  switch (k) {
+  case FLAG_BOOL: return "";
+  case FLAG_STRING: return " string";
+  case FLAG_STRINGS: return " string (repeatable)";
+  case FLAG_INT: return " int";
+  case FLAG_FLOAT: return " float";
+  case FLAG_DURATION: return " duration";
+  }
+  return "";
+}
+
+static void left_column(char *buf, size_t cap, const flag_def *d) {
+  if (d->shorthand)
+    snprintf(buf, cap, "  -%s, --%s%s", d->shorthand, d->name, type_name(d->kind));
+  else
+    snprintf(buf, cap, "      --%s%s", d->name, type_name(d->kind));
+}
+
+/* As pflag's FlagUsages: the help column starts after the longest flag of the table. */
 void flags_usage(FILE *out, const flag_def *defs) {
-  for (; defs->name; defs++) {
-    char left[96];
-    const char *type = defs->kind == FLAG_BOOL     ? ""
-                       : defs->kind == FLAG_STRING ? " string"
-                       : defs->kind == FLAG_STRINGS ? " string (repeatable)"
-                       : defs->kind == FLAG_INT    ? " int"
-                       : defs->kind == FLAG_FLOAT  ? " float"
-                                                   : " duration";
-    if (defs->shorthand)
-      snprintf(left, sizeof left, "  -%s, --%s%s", defs->shorthand, defs->name, type);
-    else
-      snprintf(left, sizeof left, "      --%s%s", defs->name, type);
-    fprintf(out, "%-44s %s", left, defs->help);
-    if (defs->default_text)
-      fprintf(out, " (default %s)", defs->default_text);
+  char left[160];
+  int width = 0;
+  for (const flag_def *d = defs; d->name; d++) {
+    left_column(left, sizeof left, d);
+    if ((int)strlen(left) > width)
+      width = (int)strlen(left);
+  }
+  for (const flag_def *d = defs; d->name; d++) {
+    left_column(left, sizeof left, d);
+    fprintf(out, "%-*s   %s", width, left, d->help);
+    if (d->defval[0])
+      fprintf(out, " (default %s)", d->defval);
     fputc('\n', out);
   }
 }

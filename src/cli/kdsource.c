@@ -174,8 +174,13 @@ int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_err
       dserr_set(err, "%s: a reference is read from the API server (give --kubeconfig)", s->name);
       goto fail;
     }
-    if (kube_get_kubedescheduler(c, s->ref_ns, s->ref_name, a, &obj, err) < 0)
-      goto fail_named;
+    int got = kube_get_kubedescheduler(c, s->ref_ns, s->ref_name, a, &obj, err);
+    if (got < 0) {
+      if (strncmp(err->msg, s->name, strlen(s->name)) != 0)
+        dserr_prefix(err, "%s", s->name);
+      arena_free(a);
+      return got == KUBE_GET_NOT_FOUND ? -1 : KDSRC_UNREADABLE;
+    }
   } else if (!obj) {
     obj = m->openshift.kubedescheduler;
     if (!obj) {

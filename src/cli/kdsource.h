@@ -37,8 +37,10 @@ void kdsrc_free(kdsrc *s);
  * facts). The protected namespaces are fixed at the first call. A reference is read from the
  * API through c (NULL offline); route_error is what reading the Route failed with, or NULL.
  * Returns 1 when the rendering (policy and settings) changed since the last successful call or
- * is the first, 0 when it is the same, -1 with err when the CR is invalid or cannot be read
+ * is the first, 0 when it is the same, -1 with err when the CR is invalid or not there (bad
+ * input), KDSRC_UNREADABLE with err when the API server could not be asked for the reference
  * (err names the CR: `<file>: <message>`). */
+#define KDSRC_UNREADABLE (-2)
 int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_error, dserr *err);
 
 /* The last successful rendering (valid until the next kdsrc_render that returns 1). */

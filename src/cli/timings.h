@@ -8,10 +8,10 @@
  * Phases: list = reading the cluster (wall), of which fetch = waiting for the API server's
  * page bodies and decode = decoding them into the model (with model_finish); decide = the
  * framework's cycle without the time spent in the eviction sink; evict = in the sink
- * (eviction requests, queueing their events, recording VM moves), of which wait = the
- * cycle's own requests on the wire and in the API server (the re-check before each eviction
- * on the watch cache, the evictions, the VM move records; not the Events, which a client of
- * their own sends beside the cycle). total = the whole cycle: total - wait is the part of it
+ * (eviction requests, queueing their events, recording VM moves; on the watch cache also the
+ * look at each pod's watch events since the view, which sends no request), of which wait = the
+ * cycle's own requests on the wire and in the API server (the evictions, the VM move records;
+ * not the Events, which a client of their own sends beside the cycle). total = the whole cycle: total - wait is the part of it
  * this process spends, whatever the server's load.
  * Then the pages and bytes listed, the objects read, the pods and the model's bytes (with the
  * watch cache: shared, the part its objects share, see kube/watch.h), and rss:
@@ -25,8 +25,8 @@
 
 typedef struct {
   double list, fetch, decode, decide, evict, total;
-  double wait; /* of evict: the cycle's requests (re-reads, evictions) on the wire and in the
-                * server, from kube_client_waited; negative: not measured (simulate) */
+  double wait; /* of evict: the cycle's requests (evictions, VM move records) on the wire and
+                * in the server, from kube_client_waited; negative: not measured (simulate) */
   size_t pages, bytes, objects;
   size_t pods, model; /* the model's pods and the bytes it holds (model_bytes) */
   size_t shared;      /* watch cache: of model, what its objects share (0: no cache) */

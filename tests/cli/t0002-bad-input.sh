@@ -5,18 +5,21 @@
 snap=$EXAMPLE/cluster.json
 pol=$EXAMPLE/policy.yaml
 
-bad_policy() { # FILE EXPECTED-TEXT
+bad_policy() { # FILE EXPECTED-TEXT [HINT]: upstream's message, and a line of advice when given
   run simulate --policy-config-file "$DATA/$1" --snapshot "$snap"
   expect_status 2
-  expect_err_lines 1
+  expect_err_lines $(($# > 2 ? 2 : 1))
   expect_err "$2"
+  [ $# -gt 2 ] && expect_err "$3"
   expect_out_empty
 }
 
 bad_policy include-namespaces.yaml "failed decoding descheduler's policy config \"$DATA/include-namespaces.yaml\": in profile p: only Exclude namespaces can be set, inclusion is not supported"
 bad_policy thresholds-above-target.yaml "in profile p: thresholds' memory percentage is greater than targetThresholds'"
-bad_policy unknown-plugin.yaml "in profile p: plugin LowNodeUtilisation in pluginConfig not registered"
-bad_policy v1alpha1.yaml "no kind \"DeschedulerPolicy\" is registered for version \"descheduler/v1alpha1\" in scheme \"sigs.k8s.io/descheduler/pkg/descheduler/scheme/scheme.go:40\""
+bad_policy unknown-plugin.yaml "in profile p: plugin LowNodeUtilisation in pluginConfig not registered" \
+  "did you mean LowNodeUtilization?"
+bad_policy v1alpha1.yaml "no kind \"DeschedulerPolicy\" is registered for version \"descheduler/v1alpha1\" in scheme \"sigs.k8s.io/descheduler/pkg/descheduler/scheme/scheme.go:40\"" \
+  "descheduler/v1alpha1 is not read by upstream's descheduler either since v0.31.0: write the policy as descheduler/v1alpha2"
 bad_policy unknown-arg.yaml "strict decoding error: unknown field \"thresold\""
 bad_policy bad-type.yaml "profiles[0].pluginConfig[0].args.thresholds.cpu: expected a number (a percentage), got \"high\""
 bad_policy broken.yaml "invalid YAML at line"
@@ -56,7 +59,7 @@ expect_err "unknown flag: --bogus"
 run simulate --snapshot "$snap"
 expect_status 2
 expect_err "--policy-config-file is required"
-run simulate --policy-config-file "$pol" --snapshot "$snap" -o yaml
+run simulate --policy-config-file "$pol" --snapshot "$snap" -o xml
 expect_status 2
-expect_err "--output: expected text or json"
+expect_err "--output: expected text, json or yaml"
 echo "t0002: $checks checks"

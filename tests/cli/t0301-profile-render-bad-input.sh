@@ -91,7 +91,7 @@ checks=$((checks + 1)); cmp -s "$TMP/out" "$TMP/from-json" || fail "a List holdi
 
 # flags
 run profile render --kubedescheduler "$SEED" --snapshot "$SNAP" -o xml
-expect_status 2; expect_err 'descheduler profile render: --output: expected yaml or json, got "xml"'
+expect_status 2; expect_err 'descheduler profile render: --output: expected text, json or yaml, got "xml"'
 run profile render --kubedescheduler "$SEED" --snapshot "$SNAP" --psi maybe
 expect_status 2; expect_err 'descheduler profile render: --psi: expected auto, present or absent, got "maybe"'
 run profile render --kubedescheduler "$SEED" --snapshot "$SNAP" --kubeconfig /dev/null

@@ -201,9 +201,9 @@ checks=$((checks + 1))
   fail "json versions: $(json_eval "$TMP/out" 'd["versions"]')"
 
 # --- bad flags and kubeconfig
-run check --kubeconfig "$SIM_KC" -o yaml
+run check --kubeconfig "$SIM_KC" -o xml
 expect_status 2
-expect_err 'descheduler check: --output: expected text or json, got "yaml"'
+expect_err 'descheduler check: --output: expected text, json or yaml, got "xml"'
 run check --kubeconfig "$TMP/nope"
 expect_status 2
 expect_err "descheduler check: kubeconfig $TMP/nope"
