@@ -14,6 +14,12 @@
 #define EXIT_FAILED 1
 #define EXIT_CONFIG 2
 
+/* How a user saves the cluster state simulate reads: one string for --help, the messages and
+ * the docs (tests/cli/t0009 checks that docs/install.md, docs/simulate.md and
+ * docs/utilization.md give exactly this command). */
+#define CLI_SNAPSHOT_COMMAND                                                                     \
+  "kubectl get nodes,pods,namespaces,pdb,priorityclasses,pvc,vmi,vmim,kubevirt -A -o json"
+
 /* One row of the commands table: `descheduler NAME ...` runs run(argc, argv) with argv[1] the
  * name; `descheduler --help` lists name and help; synopsis is what follows `descheduler NAME`
  * in the command's usage (alternatives on lines of their own). */

@@ -220,7 +220,7 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
 static void sim_usage(FILE *out, const flag_def *defs) {
   cli_usage_head(out, "simulate");
   fprintf(out, "\nRuns one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
-               "`kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json` prints it)\n"
+               "`" CLI_SNAPSHOT_COMMAND "` prints it)\n"
                "and prints the plan. Nothing is evicted: no cluster is contacted.\n\nFlags:\n");
   flags_usage(out, defs);
   cli_exit_status(out, NULL);
@@ -230,8 +230,7 @@ static void sim_usage(FILE *out, const flag_def *defs) {
  * NAME -o json`) or a list without nodes would run a cycle that is skipped (it needs two ready
  * nodes) and print an empty plan, as if the policy had found nothing to do. */
 static int snapshot_is_cluster(const model *m, const char *single_kind, dserr *err) {
-  static const char how[] =
-      "kubectl get nodes,pods,namespaces,pdb,priorityclasses,vmi -A -o json prints one";
+  static const char how[] = CLI_SNAPSHOT_COMMAND " prints one";
   if (single_kind)
     return dserr_set(err, "one %s object, not a List: a snapshot is the whole cluster (%s)",
                      single_kind, how);

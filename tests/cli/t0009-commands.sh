@@ -252,4 +252,15 @@ assert any(r["count"] > n for r in reasons) and all(len(r["examples"]) == min(r[
 PY
 kill $sim
 wait $sim 2>/dev/null
+# the snapshot command: one string, as simulate --help gives it, in every doc that shows it
+run simulate --help
+cmd=$(sed -n 's/^.*`\(kubectl get [^`]*\)` prints it.*$/\1/p' "$TMP/out")
+[ -n "$cmd" ] || fail "simulate --help names no kubectl command"
+for doc in docs/install.md docs/simulate.md docs/utilization.md; do
+  checks=$((checks + 1))
+  grep -qF "$cmd" "$ROOT/$doc" || fail "$doc does not give simulate's snapshot command: $cmd"
+  grep -o 'kubectl get nodes,pods[^ ]* -A -o json' "$ROOT/$doc" | grep -vqxF "$cmd" &&
+    fail "$doc gives another snapshot command than simulate's: $cmd"
+done
+
 echo "t0009: $checks checks"
