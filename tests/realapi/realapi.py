@@ -84,9 +84,21 @@ def binary_path():
 
 
 class Cluster:
-    def __init__(self, workdir, migration_seconds=5.0, audit=True, apiserver_args=()):
+    # without a controller-manager nobody creates ServiceAccounts or lifts the not-ready taint a
+    # new Node gets; a harness that runs one (tests/lab/cluster.py) passes disable_admission=()
+    REALAPI_DISABLED_ADMISSION = ("ServiceAccount", "TaintNodesByCondition")
+
+    def __init__(self, workdir, migration_seconds=5.0, audit=True, apiserver_args=(),
+                 disable_admission=REALAPI_DISABLED_ADMISSION, users=None, audited_users=()):
+        """users: extra static-token users, {name: [groups]}, for controllers a harness runs;
+        their tokens are in self.user_tokens, and their requests stay out of the audit log
+        like the harness's own, except those of the users named in audited_users."""
         self.dir = workdir
         self.apiserver_args = list(apiserver_args)
+        self.disable_admission = list(disable_admission)
+        self.users = dict(users or {})
+        self.user_tokens = {name: uuid.uuid4().hex for name in self.users}
+        self.audited_users = set(audited_users)
         self.migration_seconds = migration_seconds
         self.audit = audit
         self.procs = []
@@ -143,10 +155,13 @@ class Cluster:
         with open(os.path.join(d, "tokens.csv"), "w") as f:
             f.write('%s,%s,uid-admin,"system:masters"\n' % (self.admin_token, ADMIN_USER))
             f.write('%s,%s,uid-harness,"system:masters"\n' % (self.harness_token, HARNESS_USER))
+            for i, (name, groups) in enumerate(sorted(self.users.items())):
+                f.write('%s,%s,uid-user-%d,"%s"\n' % (self.user_tokens[name], name, i, ",".join(groups)))
         self.audit_log = os.path.join(d, "audit.log")
         with open(os.path.join(d, "audit-policy.yaml"), "w") as f:
             f.write("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
-                    "- level: None\n  users: [%s, \"system:apiserver\"]\n- level: Metadata\n" % HARNESS_USER)
+                    "- level: None\n  users: %s\n- level: Metadata\n"
+                    % json.dumps([HARNESS_USER, "system:apiserver"] + sorted(set(self.users) - self.audited_users)))
         self.port = free_port()
         argv = [binary, "--etcd-servers", self.etcd_url, "--bind-address", "127.0.0.1",
                 "--advertise-address", "127.0.0.1", "--secure-port", str(self.port),
@@ -158,10 +173,9 @@ class Cluster:
                 "--service-account-key-file", os.path.join(d, "pki", "sa.key"),
                 "--service-account-signing-key-file", os.path.join(d, "pki", "sa.key"),
                 "--service-cluster-ip-range", "10.96.0.0/16",
-                # no controller-manager creates ServiceAccounts; no node controller lifts the
-                # not-ready taint a new Node gets
-                "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
                 "--endpoint-reconciler-type", "none", "--profiling=false", "--v", "1"] + self.apiserver_args
+        if self.disable_admission:
+            argv += ["--disable-admission-plugins", ",".join(self.disable_admission)]
         if self.audit:
             argv += ["--audit-policy-file", os.path.join(d, "audit-policy.yaml"),
                      "--audit-log-path", self.audit_log, "--audit-log-format", "json", "--audit-log-maxbackup", "0"]
