@@ -640,7 +640,7 @@ class Handler(BaseHTTPRequestHandler):
         self.eviction_uid = None
         self.fault_text = None
         self.watch_fault = None
-        t0 = time.time()
+        t0, m0 = time.time(), time.monotonic()
         url = urlsplit(self.path)
         path = unquote(url.path) or "/"
         counted = not path.startswith("/_sim")
@@ -654,8 +654,11 @@ class Handler(BaseHTTPRequestHandler):
                 outcome = self.outcome
                 if outcome is None:
                     outcome = "sent" if self.status_sent is not None else "no-response"
-                entry = {"t": t0, "end": time.time(), "method": method, "path": path, "query": url.query,
-                         "status": self.status_sent, "outcome": outcome, "fault": self.fault_text}
+                # end is t plus the time taken by the monotonic clock: a step of the wall clock
+                # while the request is served cannot make it end before it began
+                entry = {"t": t0, "end": t0 + (time.monotonic() - m0), "method": method, "path": path,
+                         "query": url.query, "status": self.status_sent, "outcome": outcome,
+                         "fault": self.fault_text}
                 if self.status_message is not None:
                     entry["message"] = self.status_message
                 if self.list_continue is not None:
@@ -924,13 +927,15 @@ class Handler(BaseHTTPRequestHandler):
         send_initial = query.get("sendInitialEvents") in TRUE
         w = sim.store.watcher(res, ns, query.get("labelSelector"), fsel, query.get("resourceVersion"), send_initial)
         ctype = "application/json" if fmt == "json" else "application/json;as=Table;v=%s;g=meta.k8s.io" % fver
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Cache-Control", "no-cache, private")
-        self.end_headers()
-        self.sent_headers = True
         first = [True]
+
+        def open_stream():
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Cache-Control", "no-cache, private")
+            self.end_headers()
+            self.sent_headers = True
 
         def emit(typ, payload):
             data = b'{"type":"' + typ.encode() + b'","object":' + payload + b"}\n"
@@ -956,13 +961,17 @@ class Handler(BaseHTTPRequestHandler):
             emit("BOOKMARK", dumps({"kind": res.kind, "apiVersion": res.api_version, "metadata": md}))
 
         if w.too_old:
+            open_stream()
             self.outcome = "expired"
             emit("ERROR", dumps(status_object(410, "Expired", w.too_old)))
             self._out(b"0\r\n\r\n")
             return
+        # counted before its 200 goes out, not after: a client that has the answer's headers
+        # finds its watch in inFlightWatches (GET /_sim/journal)
         with sim.counts_lock:
             sim.watches_in_flight += 1
         try:
+            open_stream()
             return self._stream_watch(w, res, query, send_initial, bookmarks, timeout, emit, emit_entry, bookmark)
         finally:
             with sim.counts_lock:

@@ -41,8 +41,18 @@ out["nodes"] = sorted(n.metadata.name for n in v1.list_node().items)
 out["phase"] = full.items[0].status.phase
 out["created"] = full.items[0].metadata.creation_timestamp.isoformat()
 
+def watch_open():
+    j = v1.api_client.call_api("/_sim/journal", "GET", auth_settings=["BearerToken"], response_type="object",
+                               _return_http_data_only=True)
+    return j["inFlightWatches"] > 0
+
 def churn():
-    time.sleep(0.5)
+    # the writes start once the simulator serves the watch below (it counts a watch from its
+    # starting point on), not after a guess at how long opening it takes: one opened after a
+    # write would begin with the pod in its initial state and miss the events before
+    end = time.monotonic() + 30
+    while not watch_open() and time.monotonic() < end:
+        time.sleep(0.02)
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pyclient"},
             "spec": {"nodeName": "worker-2", "containers": [{"name": "c", "image": "busybox"}]}}
     v1.create_namespaced_pod("default", body)

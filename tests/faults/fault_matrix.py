@@ -483,12 +483,20 @@ def accepted(e):
     return e["status"] == 201 or (e["status"] == 429 and BACKGROUND_TEXT in (e.get("message") or ""))
 
 
+def arrival_order(journal):
+    """The journal in the order the requests arrived (t).  The simulator journals a request after
+    its answer is sent, so the journal's own order is the order they ended: the eviction a list
+    page allowed, or the retry of a failed list, can be journalled before that page or failure."""
+    return sorted(journal, key=lambda e: e.get("t", 0))
+
+
 def check_input(journal):
     """Every eviction follows complete lists of every kind made after the last unrecovered failure,
     and carries its pod's UID as a precondition."""
     problems = []
     complete = {k: False for k in LISTS}
     running = {}
+    journal = arrival_order(journal)
     for i, e in enumerate(journal):
         kind = list_kind(e)
         if kind:
@@ -546,6 +554,7 @@ def check_input_watch(journal, cycle_starts):
     kind was synced when its cycle began (what happens to a watch during the cycle does not
     change what the cycle decided; the precondition, and the events that came meanwhile, are
     what catch a change)."""
+    journal = arrival_order(journal)
     events = [(t, -1, "cycle", None, None) for t in cycle_starts if t is not None]  # (time, order, what, kind, entry)
     # a watch that ended in 410 is recorded when the server is done with it, which may be after
     # the client has begun to list again: it expired at the latest when that list began
