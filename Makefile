@@ -7,6 +7,10 @@
 #   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
 #                   from the Go module proxy once per machine)
 #   make build      just build build/descheduler
+#   make lab        the cluster lab: SCENARIO=NAME (default: every scenario) with our binary,
+#                   or BINARY=PATH; writes tests/lab/out/NAME-ours.{json,html} (docs/lab.md)
+#   make lab-compare  each of SCENARIOS (default: all five) with ours and with upstream's
+#                   descheduler; writes tests/lab/out/compare.json and prints the table
 #   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
 #                   (print figures; about 18 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
@@ -14,7 +18,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test test-realapi bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare test-realapi bench demo-live demo-openshift clean format
 
 all: build
 
@@ -35,6 +39,22 @@ check: build
 
 test:
 	@tests/run-all.sh
+
+SCENARIO ?=
+SCENARIOS ?= runbook openshift skewed pingpong pinned
+BINARY ?=
+
+lab: build
+	@scripts/deps.sh test
+	@tests/lab/build.sh
+	@for s in $(or $(SCENARIO),$(SCENARIOS)); do \
+	  python3 tests/lab/run.py $$s $(if $(BINARY),--binary $(BINARY)) || exit 1; done
+
+lab-compare: build
+	@scripts/deps.sh test
+	@tests/lab/build.sh
+	@bench/upstream.sh
+	@python3 tests/lab/compare.py --scenarios "$(SCENARIOS)" $(if $(BINARY),--binary $(BINARY))
 
 test-realapi: build
 	@scripts/deps.sh test

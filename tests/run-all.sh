@@ -7,7 +7,9 @@
 # purpose; it must reproduce docs/fault-matrix.md), the API simulator's own tests, the install
 # manifests (deploy/) and their RBAC against the requests the binary makes, and the real
 # kube-apiserver tier (tests/realapi: the live scripts and the RBAC test against etcd + a real
-# kube-apiserver; skipped, saying why, only where kube-apiserver cannot be built).
+# kube-apiserver; skipped, saying why, only where kube-apiserver cannot be built), and the
+# cluster lab (tests/lab: real control plane, KWOK, KubeVirt's own controllers; its smoke test
+# and the small runbook and pinned scenarios; skipped, saying why, where they cannot be built).
 # CLI scripts that cannot run here exit 77 (lib.sh's skip_script) and are listed as skips with
 # their reason, counted apart from the passes (tests/cli/run-scripts.sh).
 # Exit status: 0 only when every suite passes (a skip is not a failure).
@@ -73,15 +75,17 @@ cli() {
     tests/cli/t[0-9]*.sh
 }
 
-# kube-apiserver for the real-API-server tier is built from the Go module proxy once per machine
-# (several minutes of CPU on a fresh machine): start that build now, at low priority, so it
-# overlaps the suites that mostly wait on servers and timeouts; the tier waits for it (the
-# build holds a lock) and prints its log. The simulator's protobuf encoder (tests/apisim/pbenc,
+# kube-apiserver for the real-API-server tier, and the cluster lab's components (kube-scheduler,
+# kube-controller-manager, KWOK, KubeVirt's virt-api and virt-controller) are built from the Go
+# module proxy once per machine (minutes of CPU on a fresh machine): start that now, at low
+# priority, so it overlaps the suites that mostly wait on servers and timeouts; the tiers wait
+# for it (each build holds a lock) and print its log. The simulator's protobuf encoder (tests/apisim/pbenc,
 # about a minute) is built first in the same background job; its tests wait on the same kind
 # of lock and skip, saying why, when it cannot be built here.
 mkdir -p build
 (nice -n 10 tests/apisim/pbenc/build.sh >build/pbenc-build.log 2>&1
- nice -n 10 tests/realapi/build.sh >build/realapi-build.log 2>&1) &
+ nice -n 10 tests/realapi/build.sh >build/realapi-build.log 2>&1
+ nice -n 10 tests/lab/build.sh >build/lab-build.log 2>&1) &
 realapi_build=$!
 
 suite "build" build || true
@@ -108,6 +112,8 @@ suite "install manifests and RBAC" env DESCHEDULER="$here/build/descheduler" \
 wait "$realapi_build"
 cat build/realapi-build.log
 skippable_suite "real kube-apiserver (tests/realapi)" env DESCHEDULER="$here/build/descheduler" tests/realapi/run.sh
+cat build/lab-build.log
+skippable_suite "cluster lab (tests/lab)" env DESCHEDULER="$here/build/descheduler" tests/lab/test.sh
 
 echo
 printf '%s\n' "${summary[@]}"

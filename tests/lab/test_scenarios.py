@@ -1,0 +1,129 @@
+"""The cluster lab's scenarios at their small size, as `make test` runs them (tests/lab/run.py):
+the runbook's cluster (a) and VMs that must not move (e), with this project's descheduler
+against the lab's real control plane and KubeVirt's own controllers.
+
+(a) asserts what the runbook promises an operator: each VM the descheduler moved went through
+KubeVirt's evacuation (a `kubevirt-evacuation-*` migration created by virt-controller, Succeeded),
+kept its VMI (same UID: no VM stopped), and runs on another node, the one the scheduler chose;
+and the policy's target (no overutilized node) is reached within the scenario's cycle budget.
+(e) asserts that no VM stops, and that only the VMs that can live-migrate were moved.
+The page each run writes is opened in headless Chromium (test_report).
+
+Skipped, saying why, where the lab's components cannot be built or run on this machine.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import report  # noqa: E402
+import scenario as scen  # noqa: E402
+from cluster import LabUnavailable  # noqa: E402
+from run import Runner  # noqa: E402
+
+BINARY = os.environ.get("DESCHEDULER") or os.path.join(ROOT, "build", "descheduler")
+RESULTS = {}
+
+
+def run_small(name):
+    if name not in RESULTS:
+        if not os.access(BINARY, os.X_OK):
+            raise unittest.SkipTest("%s is not built (make build)" % BINARY)
+        s = scen.load(name, small=True)
+        out = tempfile.mkdtemp(prefix="lab-test-")
+        try:
+            RESULTS[name] = Runner(s, BINARY, "ours", out).run()
+        except LabUnavailable as e:
+            raise unittest.SkipTest("the lab cannot run here: %s" % e)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+    return RESULTS[name]
+
+
+class Runbook(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.r = run_small("runbook")
+
+    def test_the_run_completed(self):
+        self.assertEqual(self.r["failures"], [])
+        self.assertEqual(self.r["components"]["virt-controller"], "v1.6.0")
+        self.assertEqual(self.r["components"]["virt-handler"], "stand-in")
+
+    def test_moved_vms_went_through_kubevirts_evacuation(self):
+        self.assertGreater(self.r["migrationsSucceeded"], 0, self.r)
+        self.assertEqual(self.r["migrationsSucceeded"], self.r["migrations"], self.r["migrationNames"])
+        for name in self.r["migrationNames"]:
+            self.assertTrue(name.startswith("kubevirt-evacuation-"), name)
+        moves = [m for ms in self.r["moves"].values() for m in ms]
+        self.assertEqual(len(moves), self.r["migrationsSucceeded"])
+        for m in moves:
+            self.assertTrue(m["from"] and m["to"] and m["from"] != m["to"], m)
+            # the scheduler chose a node of the new, empty workers
+            self.assertTrue(m["from"].startswith("worker-a-") and m["to"].startswith("worker-b-"), m)
+
+    def test_no_vm_stopped_and_each_kept_its_vmi(self):
+        self.assertEqual(self.r["vmsStopped"], 0, self.r["vmsStoppedWhy"])
+
+    def test_the_target_is_reached_within_the_budget(self):
+        self.assertTrue(self.r["targetMet"], self.r["samples"][-1])
+        self.assertIsNotNone(self.r["cyclesToConverge"])
+        self.assertLess(self.r["imbalanceEnd"], self.r["imbalanceStart"])
+        self.assertEqual(self.r["pingPongs"], 0)
+        # one VM per cycle (the policy's maxNoOfPodsToEvictTotal), each an eviction request
+        self.assertEqual(self.r["requests"].get("create pods/eviction"), self.r["migrations"])
+
+
+class Pinned(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.r = run_small("pinned")
+
+    def test_no_vm_stopped(self):
+        self.assertEqual(self.r["failures"], [])
+        self.assertEqual(self.r["vmsStopped"], 0, self.r["vmsStoppedWhy"])
+
+    def test_only_migratable_vms_moved(self):
+        self.assertGreater(len(self.r["moves"]), 0)
+        for key in self.r["moves"]:
+            self.assertTrue(key.split("/")[1].startswith("movable-"), key)
+
+
+class Report(unittest.TestCase):
+    def test_report_in_chromium(self):
+        chromium = shutil.which("chromium")
+        if not chromium:
+            self.skipTest("chromium is not installed (scripts/deps.sh test installs it)")
+        r = run_small("runbook")
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "runbook.html")
+            with open(page, "w") as f:
+                f.write(report.render(r))
+            p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                                "--disable-sync", "--user-data-dir=" + os.path.join(tmp, "profile"),
+                                "--virtual-time-budget=3000", "--dump-dom", "file://" + page],
+                               capture_output=True, text=True, timeout=120)
+            dom = p.stdout
+        self.assertIn("<table id=\"summary\">", dom)
+        rows = dict(re.findall(r"<tr><th>([^<]*)</th><td[^>]*>([^<]*)</td></tr>", dom))
+        self.assertEqual(rows["VMs stopped"], str(r["vmsStopped"]))
+        self.assertEqual(rows["ping-pongs"], str(r["pingPongs"]))
+        self.assertTrue(rows["migrations (succeeded / failed / pending)"].startswith("%d (" % r["migrations"]))
+        self.assertEqual(dom.count("<svg"), 3, "three plots")
+        # one point per sample on the imbalance plot, one bar per sample on the migrations plot
+        self.assertEqual(dom.count('class="point"'), len(r["samples"]))
+        self.assertEqual(dom.count('class="bar"'), len(r["samples"]))
+        self.assertIn("cycles to converge", dom)
+
+
+if __name__ == "__main__":
+    unittest.main()
