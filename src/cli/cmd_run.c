@@ -145,6 +145,8 @@ typedef struct {
   kube_client *lease_client;
   renewer rn;
   pthread_t renew_thread;
+  /* KubeVirt refused a targeted move's spec.addedNodeSelector: evict instead (cluster.h) */
+  bool no_targeted_moves;
 } runner;
 
 /* what the loop does between cycles: the metrics collector samples on its own period, as
@@ -327,6 +329,8 @@ read:
   live_sink sink;
   live_sink_init(&sink, r->client, r->events, r->disc.policy_group_version, r->hostname,
                  r->o->dry_run, live_stop_flag());
+  sink.m = m;
+  sink.no_targeted_moves = &r->no_targeted_moves;
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
   fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, live_stop_flag()};
   /* VMSafety's cooldown needs each move remembered on its VMI */

@@ -79,6 +79,14 @@ static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   sb_appendc(sb, '}');
 }
 
+/* Targeted live migrations the cycle asked for (they are not in the background cache). */
+static size_t targeted_moves(const fw_result *res) {
+  size_t n = 0;
+  for (size_t i = 0; i < res->nevictions; i++)
+    n += res->evictions[i].to != NULL;
+  return n;
+}
+
 /* The plan as one JSON document (-o json|yaml) */
 static void plan_json(strbuf *sb, const model *m, const fw_result *res, const decisions *dec,
                       size_t examples) {
@@ -95,6 +103,10 @@ static void plan_json(strbuf *sb, const model *m, const fw_result *res, const de
     sb_append(sb, ",\"plugin\":");
     sb_append_json_str(sb, e->plugin);
     sb_printf(sb, ",\"background\":%s", e->background ? "true" : "false");
+    if (e->to) {
+      sb_append(sb, ",\"to\":");
+      sb_append_json_str(sb, e->to);
+    }
     vm_view v;
     kubevirt_view(m, e->pod, &v);
     if (v.effect != VM_EFFECT_NONE) {
@@ -124,8 +136,10 @@ static void plan_json(strbuf *sb, const model *m, const fw_result *res, const de
     json_pcts(sb, dn->requested_after, dn->has_requested);
     sb_appendc(sb, '}');
   }
-  sb_printf(sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu},\"decisions\":",
-            (unsigned long long)res->evicted, (unsigned long long)res->requests);
+  sb_printf(sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu,\"migrations\":%zu},"
+                "\"decisions\":",
+            (unsigned long long)res->evicted, (unsigned long long)res->requests,
+            targeted_moves(res));
   decisions_json(dec, examples, false, sb);
   sb_append(sb, "}\n");
 }
@@ -157,7 +171,11 @@ static void print_text(const model *m, const fw_result *res, const sim_opts *o,
     vm_view v;
     kubevirt_view(m, e->pod, &v);
     const char *note = "";
-    if (v.effect == VM_EFFECT_EXTERNAL)
+    char to[320];
+    if (e->to) {
+      snprintf(to, sizeof to, "  (live migration to %s)", e->to);
+      note = to;
+    } else if (v.effect == VM_EFFECT_EXTERNAL)
       note = "  (eviction request; the VM's external controller drains it, strategy External)";
     else if (e->background)
       note = "  (eviction request; KubeVirt live-migrates the VM)";
@@ -170,8 +188,8 @@ static void print_text(const model *m, const fw_result *res, const sim_opts *o,
              "live-migratable taken as given\n",
              e->pod->ns, v.vmi_name, v.strategy);
   }
-  printf("\nTotals: evicted=%llu requests=%llu\n", (unsigned long long)res->evicted,
-         (unsigned long long)res->requests);
+  printf("\nTotals: evicted=%llu requests=%llu migrations=%zu\n", (unsigned long long)res->evicted,
+         (unsigned long long)res->requests, targeted_moves(res));
   strbuf sb = {0};
   decisions_text(dec, (size_t)o->examples, &sb);
   printf("\n%s", sb_str(&sb));

@@ -65,8 +65,10 @@ struct cycle {
   owner_count *owners; /* sorted by uid, built on first use */
   size_t nowners;
   bool owners_built;
-  uint64_t *evacuations; /* by node index: evictions answered with a KubeVirt evacuation */
+  uint64_t *evacuations; /* by node index: evictions answered with a KubeVirt evacuation, and
+                            targeted migrations out of the node */
   uint64_t evacuations_total;
+  uint64_t *inbound; /* by node index: targeted migrations to the node (fw_migrate) */
   struct {
     const char *key;
     void *value;
@@ -219,7 +221,8 @@ void fw_result_free(fw_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static void record(cycle *cy, const pod *p, const char *profile, const char *plugin, bool bg) {
+static void record(cycle *cy, const pod *p, const char *profile, const char *plugin, bool bg,
+                   const char *to) {
   fw_result *r = cy->out;
   if (r->nevictions == r->cap) {
     r->cap = r->cap ? r->cap * 2 : 64;
@@ -227,7 +230,7 @@ static void record(cycle *cy, const pod *p, const char *profile, const char *plu
     if (!r->evictions)
       abort();
   }
-  r->evictions[r->nevictions++] = (fw_eviction){p, profile, plugin, bg};
+  r->evictions[r->nevictions++] = (fw_eviction){p, profile, plugin, bg, to};
 }
 
 /* ---------- listing and caches ---------- */
@@ -372,6 +375,8 @@ uint64_t fw_cycle_evacuations(plugin_handle *h, const node *n) {
   return n ? h->cy->evacuations[n->index] : h->cy->evacuations_total;
 }
 
+uint64_t fw_cycle_inbound(plugin_handle *h, const node *n) { return h->cy->inbound[n->index]; }
+
 void *fw_cycle_memo(plugin_handle *h, const char *key, void *(*build)(plugin_handle *h, void *ctx),
                     void *ctx) {
   cycle *cy = h->cy;
@@ -419,6 +424,10 @@ void fw_note_node_usage(plugin_handle *h, const node *n, const char *const *reso
 
 void fw_note_node_at_target(plugin_handle *h, const pod *p) {
   note(h, p, DEC_NODE_AT_TARGET, h->plugin, "its node reached the plugin's target before this pod's turn");
+}
+
+void fw_note_no_move(plugin_handle *h, const pod *p, const char *why) {
+  note(h, p, DEC_VETOED, h->plugin, why);
 }
 
 void fw_note_plugin_limit(plugin_handle *h, const pod *p, const char *why) {
@@ -546,7 +555,60 @@ static void pod_gone(cycle *cy, const pod *p) {
   cy->req_changed[p->node->index] = true;
 }
 
+/* A targeted move KubeVirt accepted: it counts against the policy's limits as an eviction
+ * does, and against KubeVirt's own as an evacuation does; the pod stays listed (the VM runs
+ * on until the migration completes) but its requests leave with the VM. */
+static evict_status migrating(plugin_handle *h, pod *p, const node *dest, const char *reason,
+                              const char *why_dest, const char *ref, const char *msg) {
+  cycle *cy = h->cy;
+  if (*p->node_name && p->node) {
+    cy->per_node[p->node->index]++;
+    cy->evacuations[p->node->index]++;
+  }
+  (*ns_counter(cy, p->ns))++;
+  cy->total++;
+  cy->evacuations_total++;
+  cy->inbound[dest->index]++;
+  p->leaving = true;
+  if (p->node)
+    cy->req_changed[p->node->index] = true;
+  record(cy, p, h->prof->name, h->plugin, true, dest->name);
+  strbuf why = {0};
+  sb_printf(&why, "live migration to %s requested (%s)", dest->name, msg);
+  if (why_dest)
+    sb_printf(&why, "; chosen: %s", why_dest);
+  note(h, p, DEC_REQUESTED, "KubeVirt", sb_str(&why));
+  sb_free(&why);
+  metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
+  LOGV(1, NULL, cy->sink->dry_run ? "Migration requested in dry run mode" : "Migration requested",
+       LSTR("pod", ref), LSTR("reason", reason), LSTR("strategy", h->plugin),
+       LSTR("node", p->node_name), LSTR("to", dest->name), LSTR("migration", msg),
+       LSTR("profile", h->prof->name));
+  if (!cy->sink->dry_run && cy->sink->event) {
+    strbuf note_text = {0};
+    sb_printf(&note_text, "pod live migration from %s node to %s node by sigs.k8s.io/descheduler",
+              p->node_name, dest->name);
+    cy->sink->event(cy->sink, p, "Normal", *reason ? reason : *h->plugin ? h->plugin : "NotSet",
+                    sb_str(&note_text));
+    sb_free(&note_text);
+  }
+  return EVICT_OK;
+}
+
+static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const char *reason,
+                             const char *why_dest);
+
 evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
+  return evict_to(h, p, NULL, reason, NULL);
+}
+
+evict_status fw_migrate(plugin_handle *h, pod *p, const node *dest, const char *reason,
+                        const char *why) {
+  return evict_to(h, p, dest, reason, why);
+}
+
+static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const char *reason,
+                             const char *why_dest) {
   cycle *cy = h->cy;
   const policy *pol = cy->pol;
   bool gate = cy->opt->evictions_in_background;
@@ -597,7 +659,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   }
 
   eviction_request req = {h->prof->name, h->plugin, reason, pol->grace_period_seconds.set,
-                          pol->grace_period_seconds.v};
+                          pol->grace_period_seconds.v, dest ? dest->name : NULL};
   char msg[2048] = "";
   sink_result res;
   if (p->evicted && cy->sink->dry_run) {
@@ -608,6 +670,8 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
   } else {
     res = cy->sink->evict(cy->sink, p, &req, msg, sizeof msg);
   }
+  if (res == SINK_MIGRATING && dest)
+    return migrating(h, p, dest, reason, why_dest, ref, msg);
 
   /* KubeVirt started (or already runs) an evacuation: a new one counts against its limits;
    * "Evacuation in progress" is one the model already shows in flight */
@@ -625,7 +689,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     p->evicted = true;
     pod_gone(cy, p);
     cy->out->evicted++;
-    record(cy, p, h->prof->name, h->plugin, false);
+    record(cy, p, h->prof->name, h->plugin, false, NULL);
     note(h, p, DEC_EVICTED, h->plugin, cy->sink->dry_run ? "evicted (dry run)" : "evicted");
     metrics_pods_evicted("success", h->plugin, h->prof->name, p->ns, p->node_name);
     LOGV(1, NULL, cy->sink->dry_run ? "Evicted pod in dry run mode" : "Evicted pod",
@@ -652,7 +716,7 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason) {
     p->leaving = true; /* reports: its requests leave the node with the VM */
     if (p->node)
       cy->req_changed[p->node->index] = true;
-    record(cy, p, h->prof->name, h->plugin, true);
+    record(cy, p, h->prof->name, h->plugin, true, NULL);
     note(h, p, DEC_REQUESTED, "KubeVirt", msg);
     metrics_pods_evicted("background", h->plugin, h->prof->name, p->ns, p->node_name);
     return EVICT_OK;
@@ -829,6 +893,7 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.per_node = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.usage = ARENA_NEWN(cy.mem, node_usage, nn);
   cy.evacuations = ARENA_NEWN(cy.mem, uint64_t, nn);
+  cy.inbound = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.req_changed = ARENA_NEWN(cy.mem, bool, nn);
   if (cy.rec)
     requested_before(&cy);

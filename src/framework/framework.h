@@ -31,12 +31,20 @@ typedef enum {
   SINK_ERROR,        /* anything else (500, 403, transport); message holds the text */
   SINK_UNKNOWN,      /* sent, but no answer came (timeout, reset): the pod may be leaving.
                         Counted against the limits (never over-evict), logged as an error */
+  SINK_MIGRATING,    /* a targeted move (eviction_request.to_node): KubeVirt accepted a
+                        VirtualMachineInstanceMigration of the pod's VMI to that node; message
+                        holds the migration's name */
 } sink_result;
 
 typedef struct {
   const char *profile, *strategy, *reason;
   bool has_grace_period;
   int64_t grace_period_seconds;
+  /* NULL: evict the pod. A node name: the pod is a virt-launcher and the request is a live
+   * migration of its VMI to that node (a VirtualMachineInstanceMigration with
+   * spec.addedNodeSelector; docs/vm-safety.md); a sink that cannot ask for one falls back to
+   * the eviction and says so once. */
+  const char *to_node;
 } eviction_request;
 
 typedef struct eviction_sink {
@@ -97,6 +105,7 @@ typedef struct {
   const pod *pod;
   const char *profile, *plugin;
   bool background;
+  const char *to; /* a targeted live migration: the node chosen (model string); else NULL */
 } fw_eviction;
 
 typedef struct {
@@ -162,6 +171,14 @@ typedef enum {
 /* Evicts p through the profile's sink with upstream's limits, logs and metrics. reason may be
  * "" (plugins pass only their name as strategy). */
 evict_status fw_evict(plugin_handle *h, pod *p, const char *reason);
+/* The same limits and checks, but asks for a live migration of p's VMI to dest (p is a
+ * virt-launcher); `why` (why dest, for the decision record) may be NULL. EVICT_OK when KubeVirt
+ * accepted the migration (or, where targeted migrations are not served, the eviction it fell
+ * back to went through). */
+evict_status fw_migrate(plugin_handle *h, pod *p, const node *dest, const char *reason,
+                        const char *why);
+/* Migrations this cycle asked for to n (fw_migrate), for an inbound limit. */
+uint64_t fw_cycle_inbound(plugin_handle *h, const node *n);
 
 /* Pods bound to n and still present, in name order; non_terminal drops Succeeded/Failed.
  * The array lives in h->scratch. */
@@ -196,6 +213,9 @@ void fw_note_node_threshold(plugin_handle *h, const node *n, const char *resourc
  * the plugin (names borrowed for the call). */
 void fw_note_node_usage(plugin_handle *h, const node *n, const char *const *resources,
                         const double *pcts, size_t count);
+/* For the decision record: a balance plugin found no destination for p's targeted move (why),
+ * so p stays. */
+void fw_note_no_move(plugin_handle *h, const pod *p, const char *why);
 /* For the decision record: p stays because its node reached its target while being drained. */
 void fw_note_node_at_target(plugin_handle *h, const pod *p);
 /* For the decision record: p stays because a limit of the plugin's own (e.g. LowNodeUtilization's

@@ -2,6 +2,7 @@
 #include "cluster.h"
 
 #include "../decode/decode.h"
+#include "../kubevirt/vm.h"
 #include "../obs/log.h"
 #include "../obs/metrics.h"
 #include "../doc/doc.h"
@@ -245,14 +246,96 @@ int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr
 
 /* ---------- evictions and events ---------- */
 
+/* The answer to a request as a sink result; msg gets the server's text. */
+static sink_result answer_of(const kube_response *r, char *msg, size_t cap) {
+  char reason[128];
+  kube_status_text(r, msg, cap, reason, sizeof reason);
+  if (!*msg)
+    snprintf(msg, cap, "the server answered HTTP %ld", r->status);
+  return r->status == 429 || !strcmp(reason, "TooManyRequests") ? SINK_TOO_MANY
+         : r->status == 404 || !strcmp(reason, "NotFound")      ? SINK_NOT_FOUND
+                                                                : SINK_ERROR;
+}
+
+/* A targeted move: a VirtualMachineInstanceMigration of the launcher's VMI to req->to_node.
+ * 1 when KubeVirt does not know spec.addedNodeSelector (the caller evicts instead). */
+static int live_migrate(live_sink *s, const pod *p, const eviction_request *req, char *msg,
+                        size_t cap, sink_result *res) {
+  const vmi_obj *v = s->m ? model_pod_vmi(s->m, p) : NULL;
+  const char *vmi = v ? v->name : pod_x(p)->kubevirt_domain;
+  if (!vmi) {
+    snprintf(msg, cap, "not sent: the pod runs no VMI (no kubevirt.io/domain annotation)");
+    *res = SINK_ERROR;
+    return 0;
+  }
+  strbuf body = {0}, path = {0}, annotation = {0};
+  sb_printf(&annotation, "triggered by %s/%s: %s", req->profile, req->strategy, req->reason);
+  sb_append(&body, "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstanceMigration\","
+                   "\"metadata\":{\"generateName\":\"" KUBEVIRT_MOVE_PREFIX "\",\"namespace\":");
+  sb_append_json_str(&body, p->ns);
+  sb_append(&body, ",\"labels\":{\"" KUBEVIRT_MOVE_LABEL "\":\"true\"},\"annotations\":{\"reason\":");
+  sb_append_json_str(&body, sb_str(&annotation));
+  sb_append(&body, ",\"requested-by\":\"sigs.k8s.io/descheduler\",\"" KUBEVIRT_MOVE_FROM_ANNOTATION "\":");
+  sb_append_json_str(&body, p->node_name);
+  sb_append(&body, "}},\"spec\":{\"vmiName\":");
+  sb_append_json_str(&body, vmi);
+  sb_append(&body, ",\"addedNodeSelector\":{\"kubernetes.io/hostname\":");
+  sb_append_json_str(&body, req->to_node);
+  sb_append(&body, "}}}");
+  sb_append(&path, "/apis/kubevirt.io/v1/namespaces/");
+  kube_path_escape(&path, p->ns);
+  /* strict: a server whose CRD lacks the field refuses it instead of dropping it, which would
+   * leave an untargeted migration the scheduler places anywhere */
+  sb_append(&path, "/virtualmachineinstancemigrations?fieldValidation=Strict");
+  kube_response r = {0};
+  dserr err;
+  int unsupported = 0;
+  if (kube_request(s->client, "POST", sb_str(&path), NULL, sb_str(&body), &r, &err) < 0) {
+    snprintf(msg, cap, "%s", err.msg);
+    *res = r.maybe_delivered ? SINK_UNKNOWN : SINK_ERROR;
+  } else if (r.status >= 200 && r.status < 300) {
+    arena *a = arena_new(4096);
+    doc_node *root = NULL;
+    dserr perr;
+    const char *name = NULL;
+    if (doc_parse_json(a, "VirtualMachineInstanceMigration", r.body, r.len, &root, &perr) == 0)
+      name = doc_str(doc_path(root, "metadata", "name", NULL));
+    snprintf(msg, cap, "%s", name ? name : KUBEVIRT_MOVE_PREFIX "(name not read)");
+    arena_free(a);
+    *res = SINK_MIGRATING;
+  } else {
+    *res = answer_of(&r, msg, cap);
+    unsupported = r.status == 400 && strstr(msg, "addedNodeSelector") && strstr(msg, "unknown field");
+  }
+  kube_response_free(&r);
+  sb_free(&body);
+  sb_free(&path);
+  sb_free(&annotation);
+  return unsupported;
+}
+
 static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                               char *msg, size_t cap) {
   live_sink *s = (live_sink *)self;
-  if (self->dry_run)
-    return SINK_EVICTED;
+  bool targeted = req->to_node && !(s->no_targeted_moves && *s->no_targeted_moves);
+  if (self->dry_run) {
+    if (targeted)
+      snprintf(msg, cap, "not sent (dry run)");
+    return targeted ? SINK_MIGRATING : SINK_EVICTED;
+  }
   if (s->stop && __atomic_load_n(s->stop, __ATOMIC_ACQUIRE)) {
     snprintf(msg, cap, "not sent: the descheduler is shutting down");
     return SINK_ERROR;
+  }
+  if (targeted) {
+    sink_result res;
+    if (!live_migrate(s, p, req, msg, cap, &res))
+      return res;
+    LOGW(NULL, "KubeVirt does not know VirtualMachineInstanceMigration spec.addedNodeSelector "
+               "(KubeVirt 1.6 or later has it): targeted moves are evictions from now on",
+         LSTR("answer", msg));
+    if (s->no_targeted_moves)
+      *s->no_targeted_moves = true;
   }
   strbuf body = {0}, path = {0}, annotation = {0};
   sb_printf(&annotation, "triggered by %s/%s: %s", req->profile, req->strategy, req->reason);
@@ -290,13 +373,7 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
   } else if (r.status >= 200 && r.status < 300) {
     res = SINK_EVICTED;
   } else {
-    char reason[128];
-    kube_status_text(&r, msg, cap, reason, sizeof reason);
-    if (!*msg)
-      snprintf(msg, cap, "the server answered HTTP %ld", r.status);
-    res = r.status == 429 || !strcmp(reason, "TooManyRequests") ? SINK_TOO_MANY
-          : r.status == 404 || !strcmp(reason, "NotFound")      ? SINK_NOT_FOUND
-                                                                : SINK_ERROR;
+    res = answer_of(&r, msg, cap);
   }
   kube_response_free(&r);
   sb_free(&body);

@@ -90,13 +90,21 @@ typedef struct {
   const char *hostname;
   volatile sig_atomic_t *stop; /* set by SIGTERM/SIGINT: no new requests */
   event_sender *events;        /* Events are queued to it (sent in the background) */
+  /* set once KubeVirt refused spec.addedNodeSelector (a release before 1.6): targeted moves
+   * are evictions from then on (borrowed, kept by the caller across cycles; NULL: not kept) */
+  bool *no_targeted_moves;
+  const model *m; /* the cycle's model: the VMI a launcher runs (borrowed) */
 } live_sink;
 
 /* A sink that POSTs evictions (dry_run false) or only records them (dry_run true, upstream's
  * --dry-run: "Evicted pod in dry run mode", no API call, no events). Each Eviction carries the
  * pod's UID as deleteOptions.preconditions.uid (upstream sends none): the API server refuses
  * it (409) when the pod of that name is another one, created since the cycle read it. Events
- * are queued to `events` (events.h: sent in the background by a client of their own). */
+ * are queued to `events` (events.h: sent in the background by a client of their own).
+ * A targeted move (eviction_request.to_node) creates a VirtualMachineInstanceMigration of the
+ * launcher's VMI with spec.addedNodeSelector {kubernetes.io/hostname: NODE}, validated
+ * strictly: when KubeVirt's CRD does not know the field, the sink logs it once, sets
+ * *no_targeted_moves and evicts the pod instead. */
 void live_sink_init(live_sink *s, kube_client *c, event_sender *events, const char *group_version,
                     const char *hostname, bool dry_run, volatile sig_atomic_t *stop);
 

@@ -27,12 +27,39 @@ sink_result kubevirt_webhook_decision(const model *m, const pod *p, char *msg, s
   return answer(&v, msg, cap);
 }
 
+/* A targeted migration, as KubeVirt's migration-create webhook would answer it
+ * (pkg/virt-api/webhooks/validating-webhook/admitters/migration-create-admitter.go): the VMI
+ * must exist, run, be live-migratable and have no migration in flight. */
+static sink_result sim_migrate(sim_sink *s, const pod *p, const vm_view *v, const char *to,
+                               char *msg, size_t cap) {
+  if (!v->vmi) {
+    snprintf(msg, cap, "the VMI \"%s/%s\" does not exist", p->ns, v->vmi_name);
+    return SINK_ERROR;
+  }
+  if (v->migratable == 0) {
+    snprintf(msg, cap, "Cannot migrate VMI, Reason: %s",
+             v->vmi->live_migratable_reason ? v->vmi->live_migratable_reason : "not migratable");
+    return SINK_ERROR;
+  }
+  if (!s->flights) {
+    s->mem = arena_new(4096);
+    s->flights = kubevirt_flights_build(s->m, s->mem);
+  }
+  if (kubevirt_flight_of(s->flights, v->vmi)) {
+    snprintf(msg, cap, "in-flight migration detected for VMI %s", v->vmi->name);
+    return SINK_ERROR;
+  }
+  snprintf(msg, cap, "simulated migration of %s to %s", v->vmi->name, to);
+  return SINK_MIGRATING;
+}
+
 static sink_result sim_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                              char *msg, size_t cap) {
-  (void)req;
   sim_sink *s = (sim_sink *)self;
   vm_view v;
   kubevirt_view(s->m, p, &v);
+  if (req->to_node && v.effect != VM_EFFECT_NONE)
+    return sim_migrate(s, p, &v, req->to_node, msg, cap);
   if (v.effect != VM_EFFECT_NONE && v.source == STRATEGY_ASSUMED) {
     if (s->nassumed == s->cap) {
       s->cap = s->cap ? s->cap * 2 : 8;
@@ -54,6 +81,9 @@ void sim_sink_init(sim_sink *s, const model *m) {
 }
 
 void sim_sink_free(sim_sink *s) {
+  arena_free(s->mem);
+  s->mem = NULL;
+  s->flights = NULL;
   free(s->assumed);
   s->assumed = NULL;
   s->nassumed = s->cap = 0;

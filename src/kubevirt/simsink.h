@@ -8,15 +8,20 @@
  * eviction failure (without), exactly as it would against a live cluster. When the snapshot
  * holds no VMI for a launcher, the KubeVirt CR's default strategy is used (LiveMigrate when
  * the snapshot has no CR either) and the VM is taken as live-migratable; the sink keeps the
- * list of such launchers so the plan can say which answers were assumed. */
+ * list of such launchers so the plan can say which answers were assumed. A targeted move
+ * (eviction_request.to_node) is answered as KubeVirt's migration-create webhook would: created
+ * (SINK_MIGRATING) for a running, live-migratable VMI with no migration in flight. */
 #ifndef DS_SIMSINK_H
 #define DS_SIMSINK_H
 
 #include "../framework/framework.h"
+#include "vm.h"
 
 typedef struct {
   eviction_sink base;
   const model *m;
+  arena *mem;                  /* the flights index, built at the first targeted move */
+  kubevirt_flights *flights;
   size_t nassumed, cap;
   const pod **assumed; /* launchers answered without their VMI, in request order (heap) */
 } sim_sink;

@@ -28,6 +28,14 @@
 #define KUBEVIRT_DEFAULT_PARALLEL_PER_CLUSTER 5
 #define KUBEVIRT_DEFAULT_PARALLEL_OUTBOUND_PER_NODE 2
 
+/* A live migration this descheduler asks for with a chosen destination (a targeted move,
+ * docs/vm-safety.md): a VirtualMachineInstanceMigration named from this prefix, with the label
+ * and the annotation naming the node the VM leaves, so that `verify` and the decision record
+ * tell it from KubeVirt's own evacuations ("kubevirt-evacuation-"). */
+#define KUBEVIRT_MOVE_PREFIX "descheduler-move-"
+#define KUBEVIRT_MOVE_LABEL "descheduler.alpha.kubernetes.io/move"
+#define KUBEVIRT_MOVE_FROM_ANNOTATION "descheduler.alpha.kubernetes.io/move-from"
+
 /* true for a virt-launcher pod: label kubevirt.io=virt-launcher */
 bool kubevirt_is_launcher(const pod *p);
 

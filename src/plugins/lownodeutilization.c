@@ -271,6 +271,8 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   }
   /* sources: the most used first */
   nu_sort_by_usage(h, &r, over, nover, true);
+  vmsafety_moves moves;
+  vmsafety_moves_of(h->prof, &moves);
   nu_plan plan = {&r,
                   over,
                   nover,
@@ -281,7 +283,10 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
                   &a->evictable_namespaces,
                   lnu_pod_filter,
                   NULL,
-                  &usage};
+                  &usage,
+                  &moves,
+                  nodes,
+                  n};
   return nu_evict(h, &plan, err);
 }
 

@@ -2,6 +2,7 @@
 #include "nodeutilization.h"
 
 #include "../framework/podutil.h"
+#include "../kubevirt/vm.h"
 #include "../util/par.h"
 #include "../apimachinery/quantity.h"
 #include "../util/strbuf.h"
@@ -602,6 +603,157 @@ static int nu_pod_usage(plugin_handle *h, const nu_plan *plan, const pod *p, int
   return 0;
 }
 
+/* ---------- targeted moves: the destination of a VM ---------- */
+
+/* A node's CPU allocatable in millicores (0 when it gives none). */
+static int64_t cpu_alloc(const node *n) {
+  bool found;
+  int64_t v = res_get(&n->allocatable, RES_CPU, &found);
+  return found ? v : 0;
+}
+
+/* With Prometheus the usage is one value per node (MetricResource) and none per pod: a VM's
+ * share of its node's value is estimated by its share of the CPU its node's pods request.
+ * The estimate is exact for a VM alone on its node and for VMs of one load; it is what keeps a
+ * VM hot enough to heat any node from being moved at all (docs/vm-safety.md). */
+static void estimate_share(const nu_resources *r, const nu_node *src, const pod *p,
+                           int64_t *usage) {
+  int64_t mine = nu_pod_request(p, "cpu"), all = 0;
+  for (size_t i = 0; i < src->npods; i++)
+    all += nu_pod_request(src->pods[i], "cpu");
+  for (size_t j = 0; j < r->n; j++)
+    usage[j] = all > 0 ? (int64_t)((double)src->usage[j] * (double)mine / (double)all) : 0;
+}
+
+/* p's usage as the destination would see it: MetricResource is a share of a node, so a VM's
+ * share of src weighs src's CPU over dest's; other resources are absolute. */
+static void usage_at(const nu_resources *r, const nu_node *src, const nu_node *dest,
+                     const int64_t *usage, bool shares, int64_t *out) {
+  int64_t cs = cpu_alloc(src->node), cd = cpu_alloc(dest->node);
+  for (size_t j = 0; j < r->n; j++)
+    out[j] = shares && cs > 0 && cd > 0 ? (int64_t)((double)usage[j] * (double)cs / (double)cd)
+                                        : usage[j];
+}
+
+static double pct_with(const nu_node *nn, size_t j, int64_t delta) {
+  if (!nn->has_capacity[j] || nn->capacity[j] <= 0)
+    return 0;
+  return (double)(nn->usage[j] + delta) * 100.0 / (double)nn->capacity[j];
+}
+
+/* The plugin's imbalance: the largest (max - min) of usage percentages over its nodes, over
+ * its resources; with src and dest moved by the deltas when they are given. */
+static double imbalance_with(const nu_plan *plan, const nu_node *src, const int64_t *src_delta,
+                             const nu_node *dest, const int64_t *dest_delta) {
+  const nu_resources *r = plan->res;
+  double worst = 0;
+  for (size_t j = 0; j < r->n; j++) {
+    if (!strcmp(r->names[j], "pods"))
+      continue; /* pod counts say nothing of balance: a VM is one pod wherever it runs */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < plan->nall; i++) {
+      const nu_node *nn = &plan->all[i];
+      if (!nn->has_capacity[j])
+        continue;
+      int64_t d = nn == src ? -src_delta[j] : nn == dest ? dest_delta[j] : 0;
+      double v = pct_with(nn, j, d);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    if (hi >= lo && hi - lo > worst)
+      worst = hi - lo;
+  }
+  return worst;
+}
+
+/* The destination of a targeted move of p off src, or NULL with why. A candidate is one of the
+ * plan's destinations (the plugin's underutilized nodes) that
+ *  - fits p as upstream's NodeFit sees it (schedulable, selector and affinity, taints, room);
+ *  - stays at or below its high threshold on every resource with p's usage added (the usage
+ *    the plugin classified by; this cycle's earlier moves to it included);
+ *  - has room in the inbound limit (moves to it this cycle);
+ * and, with minImprovement, the move takes at least that many points off the imbalance. Of the
+ * candidates, the one whose highest usage percentage after the move is lowest wins; equal
+ * ones keep the destinations' order (name order). */
+static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const nu_node *src,
+                                   const pod *p, const int64_t *usage, bool shares,
+                                   char *why, size_t cap) {
+  const nu_resources *r = plan->res;
+  nu_node *best = NULL;
+  double best_peak = INFINITY;
+  size_t unfit = 0, full = 0, inbound = 0, weak = 0;
+  const char *unfit_why = NULL, *full_res = NULL;
+  double before = plan->moves->min_improvement ? imbalance_with(plan, NULL, NULL, NULL, NULL) : 0;
+  double best_gain = -INFINITY;
+  for (size_t d = 0; d < plan->ndests; d++) {
+    nu_node *dn = plan->dests[d];
+    if (dn->node == src->node)
+      continue;
+    const char *misfit = node_fit(h, p, dn->node);
+    if (misfit) {
+      unfit++;
+      unfit_why = unfit_why ? unfit_why : misfit;
+      continue;
+    }
+    if (fw_cycle_inbound(h, dn->node) >= plan->moves->max_inbound) {
+      inbound++;
+      continue;
+    }
+    int64_t add[NU_MAX_RES];
+    usage_at(r, src, dn, usage, shares, add);
+    bool over = false;
+    double peak = 0;
+    for (size_t j = 0; j < r->n; j++) {
+      if (!dn->has_capacity[j])
+        continue;
+      if (dn->usage[j] + add[j] > dn->cap[j]) {
+        over = true;
+        full_res = full_res ? full_res : r->names[j];
+      }
+      double v = pct_with(dn, j, add[j]);
+      peak = v > peak ? v : peak;
+    }
+    if (over) {
+      full++;
+      continue;
+    }
+    if (plan->moves->min_improvement) {
+      double gain = before - imbalance_with(plan, src, usage, dn, add);
+      best_gain = gain > best_gain ? gain : best_gain;
+      if (gain < (double)plan->moves->min_improvement) {
+        weak++;
+        continue;
+      }
+    }
+    if (peak < best_peak) {
+      best = dn;
+      best_peak = peak;
+    }
+  }
+  if (best) {
+    snprintf(why, cap, "%s: the lowest usage after the move (%.2f%%) of %zu destination%s",
+             best->node->name, best_peak, plan->ndests, plan->ndests == 1 ? "" : "s");
+    return best;
+  }
+  strbuf sb = {0};
+  sb_printf(&sb, "no destination for a targeted move among %zu underutilized node%s", plan->ndests,
+            plan->ndests == 1 ? "" : "s");
+  if (unfit)
+    sb_printf(&sb, "; %zu do not fit the pod (%s)", unfit, unfit_why);
+  if (inbound)
+    sb_printf(&sb, "; %zu reached maxInboundPerNode (%llu)", inbound,
+              (unsigned long long)plan->moves->max_inbound);
+  if (full)
+    sb_printf(&sb, "; %zu would be overutilized after the move (%s)", full, full_res);
+  if (weak)
+    sb_printf(&sb, "; %zu would take less than minImprovement (%llu points) off the imbalance "
+                   "(at best %.2f)",
+              weak, (unsigned long long)plan->moves->min_improvement, best_gain);
+  snprintf(why, cap, "%s", sb_str(&sb));
+  sb_free(&sb);
+  return NULL;
+}
+
 typedef enum { NODE_NEXT, PLUGIN_STOP } drain_result;
 
 /* the removable pods from..n stay: the node (or the destinations' room) reached the target */
@@ -666,7 +818,25 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
       continue;
     }
     bool unconstrained = urc == 1;
-    evict_status st = fw_evict(h, p, "");
+    nu_node *dest = NULL;
+    int64_t dest_usage[NU_MAX_RES];
+    char why[1024];
+    if (plan->moves && plan->moves->targeted && kubevirt_is_launcher(p)) {
+      if (unconstrained)
+        estimate_share(r, src, p, pod_usage);
+      dest = choose_destination(h, plan, src, p, pod_usage, unconstrained, why, sizeof why);
+      if (!dest) {
+        LOGV(2, &h->log, "No destination for a targeted move: the VM stays",
+             LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("reason", why));
+        fw_note_no_move(h, p, why);
+        continue;
+      }
+      LOGV(3, &h->log, "Destination chosen for a targeted move",
+           LSTR("pod", pod_ref(p, ref, sizeof ref)), LSTR("to", dest->node->name),
+           LSTR("reason", why));
+      usage_at(r, src, dest, pod_usage, unconstrained, dest_usage);
+    }
+    evict_status st = dest ? fw_migrate(h, p, dest->node, "", why) : fw_evict(h, p, "");
     if (st == EVICT_LIMIT_NODE || st == EVICT_LIMIT_TOTAL) {
       /* upstream's evictPods returns on these two: the node's other pods get no turn */
       for (size_t k = i + 1; k < nrem; k++)
@@ -680,6 +850,15 @@ static drain_result drain_node(plugin_handle *h, const nu_plan *plan, nu_node *s
            LSTR("pod", pod_ref(p, ref, sizeof ref)));
       continue;
     }
+    /* the destination carries the VM from now on, for the next choices of this cycle (and,
+     * where the usage has no per-pod figures, the source no longer does by the estimate) */
+    if (dest)
+      for (size_t j = 0; j < r->n; j++) {
+        dest->usage[j] =
+            quantity_add(dest->usage[j], strcmp(r->names[j], "pods") ? dest_usage[j] : 1);
+        if (unconstrained)
+          src->usage[j] = quantity_sub(src->usage[j], pod_usage[j]);
+      }
     /* a usage without per-pod figures (Prometheus): upstream moves one pod per node unless
      * evictionLimits.node allows more, and then without re-checking the node */
     if (unconstrained && !plan->node_limit.set) {

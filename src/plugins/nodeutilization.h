@@ -16,6 +16,7 @@
 
 #include "../framework/framework.h"
 #include "../policy/args.h"
+#include "vmsafety.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -128,6 +129,12 @@ typedef struct {
   bool (*pod_filter)(plugin_handle *h, const void *ctx, const pod *p); /* plugin's pod filter */
   const void *filter_ctx;
   const nu_usage *usage; /* where a pod's usage comes from; NULL = its requests */
+  /* targeted moves (vmsafety.h; NULL or targeted off: evictions, as upstream): a launcher's
+   * destination is chosen among `dests` (choose_destination in nodeutilization.c), and the
+   * imbalance a move must reduce is measured over `all`, the plugin's nodes */
+  const vmsafety_moves *moves;
+  nu_node *all;
+  size_t nall;
 } nu_plan;
 
 /* The eviction engine (upstream's evictPodsFromSourceNodes and evictPods in

@@ -28,7 +28,18 @@
  *                                  `cooldownWindow`, at most `maxCooldown`. "0s" turns it off.
  *
  * Every rejection is logged at V(2) with the pod, the VMI and the reason. Defaults: every rule
- * on, cooldown 30m, maxCooldown 8h, cooldownWindow 24h. */
+ * on, cooldown 30m, maxCooldown 8h, cooldownWindow 24h.
+ *
+ * It also says how the profile's balance plugins move VMs (vmsafety_moves_of, read by
+ * LowNodeUtilization; all off by default, so a policy behaves as upstream's):
+ *
+ *   targetedMigration              choose each launcher's destination in the cycle and ask
+ *                                  KubeVirt for a migration to it, instead of an eviction the
+ *                                  scheduler places by requests (plugins/nodeutilization.c)
+ *   maxInboundPerNode (default 2)  targeted moves to one node in one cycle
+ *   minImprovement                 a move is made only when it takes at least this many
+ *                                  percentage points off the plugin's imbalance (max - min of
+ *                                  its nodes' usage); 0 (default): off */
 #include "../framework/framework.h"
 #include "../kubevirt/vm.h"
 #include "../obs/metrics.h"
@@ -47,6 +58,8 @@
 typedef struct {
   opt_bool require_live_migration, skip_migrating, migration_limits;
   const char *cooldown, *max_cooldown, *cooldown_window;
+  bool targeted_migration;
+  opt_uint max_inbound_per_node, min_improvement;
   /* resolved by prepare, in seconds */
   int64_t cooldown_s, max_cooldown_s, window_s;
 } vs_args;
@@ -58,6 +71,9 @@ static const args_field vs_fields[] = {
     {"cooldown", AF_STRING, offsetof(vs_args, cooldown)},
     {"maxCooldown", AF_STRING, offsetof(vs_args, max_cooldown)},
     {"cooldownWindow", AF_STRING, offsetof(vs_args, cooldown_window)},
+    {"targetedMigration", AF_BOOL, offsetof(vs_args, targeted_migration)},
+    {"maxInboundPerNode", AF_OPT_UINT, offsetof(vs_args, max_inbound_per_node)},
+    {"minImprovement", AF_OPT_UINT, offsetof(vs_args, min_improvement)},
     {NULL}};
 
 static bool on(opt_bool b) { return !b.set || b.v; }
@@ -87,6 +103,12 @@ static int vs_validate(const void *vargs, dserr *err) {
   if (c > 0 && mx > 0 && mx < c)
     errlist_add(&e, "maxCooldown (%s) must not be shorter than cooldown (%s)",
                 a->max_cooldown ? a->max_cooldown : "8h", a->cooldown ? a->cooldown : "30m");
+  if (a->max_inbound_per_node.set && a->max_inbound_per_node.v == 0)
+    errlist_add(&e, "maxInboundPerNode must be at least 1 (leave targetedMigration off to move "
+                    "no VM by target)");
+  if (a->min_improvement.set && a->min_improvement.v > 100)
+    errlist_add(&e, "minImprovement is percentage points, from 0 to 100, got %llu",
+                (unsigned long long)a->min_improvement.v);
   return errlist_finish(&e, err);
 }
 
@@ -232,6 +254,14 @@ bool vmsafety_records_moves(const policy *pol) {
       return true;
   }
   return false;
+}
+
+void vmsafety_moves_of(const profile *pr, vmsafety_moves *out) {
+  const plugin_config *pc = profile_config(pr, "VMSafety");
+  const vs_args *a = pc ? pc->args : NULL;
+  out->targeted = a && a->targeted_migration;
+  out->max_inbound = a && a->max_inbound_per_node.set ? a->max_inbound_per_node.v : 2;
+  out->min_improvement = a && a->min_improvement.set ? a->min_improvement.v : 0;
 }
 
 bool vmsafety_requires_live_migration(const profile *pr) {

@@ -5,6 +5,19 @@
 #include "../policy/policy.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* How a profile's balance plugins move VMs, from its VMSafety args (docs/vm-safety.md):
+ * all off unless the policy sets them. */
+typedef struct {
+  bool targeted;            /* targetedMigration: choose each launcher's destination */
+  uint64_t max_inbound;     /* maxInboundPerNode: targeted moves to one node per cycle */
+  uint64_t min_improvement; /* minImprovement: percentage points a move must take off the
+                               plugin's imbalance (max - min usage over its nodes); 0: off */
+} vmsafety_moves;
+
+/* The moves configuration of profile pr (zeroes when it has no VMSafety). */
+void vmsafety_moves_of(const profile *pr, vmsafety_moves *out);
 
 /* true when some profile's VMSafety keeps a cooldown, so moves must be recorded on VMIs */
 bool vmsafety_records_moves(const policy *pol);

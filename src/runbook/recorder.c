@@ -56,8 +56,9 @@ static sink_result recorder_evict(eviction_sink *self, const pod *p, const evict
                                   char *msg, size_t cap) {
   move_recorder *r = (move_recorder *)self;
   sink_result res = r->inner->evict(r->inner, p, req, msg, cap);
-  if (!r->inner->dry_run && res == SINK_TOO_MANY && strstr(msg, EVACUATION_TEXT) &&
-      !strstr(msg, "Evacuation in progress") && kubevirt_is_launcher(p))
+  bool evacuation = res == SINK_TOO_MANY && strstr(msg, EVACUATION_TEXT) &&
+                    !strstr(msg, "Evacuation in progress");
+  if (!r->inner->dry_run && (evacuation || res == SINK_MIGRATING) && kubevirt_is_launcher(p))
     record_move(r, p);
   return res;
 }

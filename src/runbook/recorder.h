@@ -1,7 +1,8 @@
 /* recorder.h - live mode: remember on the VMI that this descheduler asked KubeVirt to move it.
  *
  * An eviction sink that wraps the live one. When KubeVirt answers an eviction by starting an
- * evacuation (429 "Eviction triggered evacuation of VMI ..."), it adds the time to the VMI's
+ * evacuation (429 "Eviction triggered evacuation of VMI ..."), or accepts a targeted
+ * migration (SINK_MIGRATING), it adds the time to the VMI's
  * annotation VMI_MOVES_ANNOTATION with a JSON merge patch, so the VMSafety cooldown holds
  * across cycles and across restarts of the descheduler (a Deployment's new pod, the next
  * CronJob run). A patch that fails is logged and does not undo or fail the eviction. Nothing is
