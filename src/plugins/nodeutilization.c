@@ -641,8 +641,11 @@ static double pct_with(const nu_node *nn, size_t j, int64_t delta) {
   return (double)(nn->usage[j] + delta) * 100.0 / (double)nn->capacity[j];
 }
 
-/* The plugin's imbalance: the largest (max - min) of usage percentages over its nodes, over
- * its resources; with src and dest moved by the deltas when they are given. */
+/* The plugin's imbalance: the largest, over its resources, standard deviation of its nodes'
+ * usage percentages (population; in percentage points), with src and dest moved by the deltas
+ * when they are given. The spread's other measure, max - min, does not fall when one of two
+ * equally hot nodes gives a VM to one of two empty ones; the standard deviation falls with
+ * every move from above the mean to below it. */
 static double imbalance_with(const nu_plan *plan, const nu_node *src, const int64_t *src_delta,
                              const nu_node *dest, const int64_t *dest_delta) {
   const nu_resources *r = plan->res;
@@ -650,18 +653,23 @@ static double imbalance_with(const nu_plan *plan, const nu_node *src, const int6
   for (size_t j = 0; j < r->n; j++) {
     if (!strcmp(r->names[j], "pods"))
       continue; /* pod counts say nothing of balance: a VM is one pod wherever it runs */
-    double lo = INFINITY, hi = -INFINITY;
+    double sum = 0, sq = 0;
+    size_t k = 0;
     for (size_t i = 0; i < plan->nall; i++) {
       const nu_node *nn = &plan->all[i];
       if (!nn->has_capacity[j])
         continue;
       int64_t d = nn == src ? -src_delta[j] : nn == dest ? dest_delta[j] : 0;
       double v = pct_with(nn, j, d);
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
+      sum += v;
+      sq += v * v;
+      k++;
     }
-    if (hi >= lo && hi - lo > worst)
-      worst = hi - lo;
+    if (k) {
+      double mean = sum / (double)k, var = sq / (double)k - mean * mean;
+      double sd = var > 0 ? sqrt(var) : 0;
+      worst = sd > worst ? sd : worst;
+    }
   }
   return worst;
 }

@@ -38,8 +38,8 @@
  *                                  scheduler places by requests (plugins/nodeutilization.c)
  *   maxInboundPerNode (default 2)  targeted moves to one node in one cycle
  *   minImprovement                 a move is made only when it takes at least this many
- *                                  percentage points off the plugin's imbalance (max - min of
- *                                  its nodes' usage); 0 (default): off */
+ *                                  percentage points off the plugin's imbalance (the standard
+ *                                  deviation of its nodes' usage); 0 (default): off */
 #include "../framework/framework.h"
 #include "../kubevirt/vm.h"
 #include "../obs/metrics.h"

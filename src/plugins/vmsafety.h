@@ -13,7 +13,8 @@ typedef struct {
   bool targeted;            /* targetedMigration: choose each launcher's destination */
   uint64_t max_inbound;     /* maxInboundPerNode: targeted moves to one node per cycle */
   uint64_t min_improvement; /* minImprovement: percentage points a move must take off the
-                               plugin's imbalance (max - min usage over its nodes); 0: off */
+                               plugin's imbalance (the standard deviation of its nodes' usage
+                               percentages); 0: off */
 } vmsafety_moves;
 
 /* The moves configuration of profile pr (zeroes when it has no VMSafety). */

@@ -3,7 +3,11 @@
 same lab, one after the other; one table and tests/lab/out/compare.json.
 
     python3 tests/lab/compare.py [--scenarios "runbook skewed ..."] [--small] [--binary PATH]
-        [--out DIR]
+        [--same-policy] [--out DIR]
+
+"ours" runs the scenario's `targetedPolicy` (this descheduler's targeted moves on) where it has
+one, else the same policy as upstream; --same-policy adds "oursSamePolicy", ours with exactly
+upstream's policy (the drop-in comparison).
 
 compare.json (its shape is relied on elsewhere; keep it):
   {"components": {"kube-apiserver": VERSION, ..., "virt-handler": "stand-in", "prometheus": ...},
@@ -26,6 +30,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import scenario as scen  # noqa: E402
 KEYS = ("policy", "cycles", "cyclesToConverge", "migrations", "migrationsSucceeded", "pingPongs", "vmsStopped",
         "imbalanceStart", "imbalanceEnd", "requests", "targetMet", "version", "migrationsFailed", "failures")
 ALL = ("runbook", "openshift", "skewed", "pingpong", "pinned")
@@ -55,11 +62,15 @@ def run_one(name, who, a):
         argv.append("--upstream")
     elif a.binary:
         argv += ["--binary", a.binary]
+    if who == "ours-targeted":
+        argv.append("--targeted")
     if a.small:
         argv.append("--small")
     print("=== %s with %s's descheduler" % (name, who), flush=True)
     p = subprocess.run(argv)
     path = os.path.join(a.out, "%s-%s.json" % (name, who))
+    if os.path.exists(path):
+        os.unlink(path)  # an earlier run's record must not stand in for this one
     if p.returncode in (2, 3) or not os.path.exists(path):
         return {"notRun": "run.py exited %d (see its output above)" % p.returncode}, None
     with open(path) as f:
@@ -79,7 +90,7 @@ def table(result):
     cols = ("cycles to converge", "migrations", "ping-pongs", "final imbalance", "VMs stopped", "target")
     lines = ["| scenario | descheduler | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 2)]
     for name, both in result["scenarios"].items():
-        for who in ("ours", "upstream"):
+        for who in [k for k in ("ours", "upstream", "oursSamePolicy") if k in both]:
             r = both.get(who) or {}
             if "notRun" in r:
                 lines.append("| %s | %s | NOT RUN: %s |" % (name, who, r["notRun"]) + " |" * (len(cols) - 1))
@@ -97,6 +108,7 @@ def main():
     ap.add_argument("--scenarios", default=" ".join(ALL))
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--binary")
+    ap.add_argument("--same-policy", action="store_true", help="also ours with upstream's policy")
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -104,9 +116,17 @@ def main():
     failed = False
     for name in a.scenarios.split():
         result["scenarios"][name] = {}
-        for who in ("ours", "upstream"):
+        try:
+            targeted = bool(scen.load(name, small=a.small)["targetedPolicy"])
+        except scen.ScenarioError as e:
+            print("compare.py: %s" % e, file=sys.stderr)
+            return 2
+        runs = [("ours", "ours-targeted" if targeted else "ours"), ("upstream", "upstream")]
+        if a.same_policy and targeted:
+            runs.append(("oursSamePolicy", "ours"))
+        for key, who in runs:
             r, comps = run_one(name, who, a)
-            result["scenarios"][name][who] = r
+            result["scenarios"][name][key] = r
             failed |= "notRun" in r
             for k, v in (comps or {}).items():
                 if v == "not used":

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs one scenario of the cluster lab with a descheduler and records what its moves achieve.
 
-    python3 tests/lab/run.py SCENARIO [--binary PATH | --upstream] [--cycles N] [--small]
-        [--out DIR] [--keep]
+    python3 tests/lab/run.py SCENARIO [--binary PATH [--targeted] | --upstream] [--cycles N]
+        [--small] [--out DIR] [--keep]
 
 SCENARIO is a name under tests/lab/scenarios/ (runbook, openshift, skewed, pingpong, pinned) or
 a file. The lab (cluster.py: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK,
@@ -25,7 +25,8 @@ VirtualMachineInstanceMigrations), VMs stopped (a VM whose VMI left Running or w
 must stay 0), ping-pongs (a VM moved back to a node it left within `pingPongWindow` cycles; 0:
 the whole run), and the API requests the descheduler sent (the API server's audit log, by the
 descheduler's own identity). The record is written to OUT/NAME-WHO.json and a self-contained
-page OUT/NAME-WHO.html (report.py). Exit status: 0 when the run completed (whether or not it
+page OUT/NAME-WHO.html (report.py), WHO being `ours`, `ours-targeted` (with --targeted: ours with
+the scenario's `targetedPolicy`, this descheduler's targeted moves on) or `upstream`. Exit status: 0 when the run completed (whether or not it
 converged: the record says), 1 when the lab or the descheduler failed, 2 for a bad scenario or
 flag, 3 when the lab cannot run on this machine (a component cannot be built here; it says which).
 """
@@ -316,8 +317,9 @@ class Recorder:
 
 
 class Runner:
-    def __init__(self, s, binary, who, out, cycles=None, keep=False):
+    def __init__(self, s, binary, who, out, cycles=None, keep=False, targeted=False):
         self.s, self.binary, self.who, self.out = s, binary, who, out
+        self.targeted = targeted
         self.cycles = cycles or s["cycles"]
         self.keep = keep
         self.lab = None
@@ -468,7 +470,13 @@ class Runner:
                 extra = ["--kubedescheduler", cr] + (["--prometheus-url", prom_url] if prom_url else [])
                 return None, extra, pol, s["kubedescheduler"]
             return path, [], pol, s["kubedescheduler"] + " (rendered by profile render)"
-        src = s["upstreamPolicy"] if self.who == "upstream" and s["upstreamPolicy"] else s["policy"]
+        src = s["policy"]
+        if self.who == "upstream" and s["upstreamPolicy"]:
+            src = s["upstreamPolicy"]
+        elif self.targeted:
+            if not s["targetedPolicy"]:
+                raise scen.ScenarioError("%s: targetedPolicy: --targeted needs one" % s["file"])
+            src = s["targetedPolicy"]
         with open(os.path.join(ROOT, src)) as f:
             pol = yaml.safe_load(f)
         self._set_prometheus(pol, prom_url)
@@ -612,7 +620,7 @@ class Runner:
         below = ((target["imbalance"] is None or final["imbalance"] <= target["imbalance"]) and
                  (target["overutilized"] is None or (final["overutilized"] or 0) <= target["overutilized"]))
         return {
-            "scenario": s["name"], "who": self.who, "binary": self.binary, "version": binary_version(self.binary),
+            "scenario": s["name"], "who": self.who + ("-targeted" if self.targeted else ""), "binary": self.binary, "version": binary_version(self.binary),
             "policy": policy_name, "cadence": s["cadence"], "interval": s["interval"],
             "metricLabel": ("%s requests, %% of allocatable" % s["resource"] if s["metric"] == "requests"
                             else "actual %s utilization, %% (the load the nodes carry)" % s["resource"]),
@@ -629,6 +637,13 @@ class Runner:
             "moves": {k: [{"cycle": c, "from": f, "to": to, "migration": name} for c, f, to, name in v]
                       for k, v in sorted(rec.moves.items())},
             "migrationNames": sorted(m["metadata"]["name"] for m in vmims),
+            # targeted moves: the node asked for (spec.addedNodeSelector) and where the VM landed
+            "migrationTargets": {
+                m["metadata"]["name"]: {
+                    "asked": ((m.get("spec") or {}).get("addedNodeSelector") or {}).get("kubernetes.io/hostname"),
+                    "landed": ((m.get("status") or {}).get("migrationState") or {}).get("targetNode"),
+                    "phase": (m.get("status") or {}).get("phase")}
+                for m in vmims if (m.get("spec") or {}).get("addedNodeSelector")},
             "vmsStopped": len(rec.stopped), "vmsStoppedWhy": dict(sorted(rec.stopped.items())[:20]),
             "imbalanceStart": samples[0]["imbalance"], "imbalanceEnd": final["imbalance"],
             "requests": dict(sorted(totals.items())),
@@ -669,6 +684,8 @@ def main():
     who = ap.add_mutually_exclusive_group()
     who.add_argument("--binary", help="the descheduler to run (default build/descheduler)")
     who.add_argument("--upstream", action="store_true", help="run upstream's descheduler (bench/upstream.sh builds it)")
+    ap.add_argument("--targeted", action="store_true",
+                    help="ours with the scenario's targetedPolicy (targeted moves on)")
     ap.add_argument("--cycles", type=int, help="the cycle budget (default: the scenario's)")
     ap.add_argument("--small", action="store_true", help="the scenario's small size (make test)")
     ap.add_argument("--out", default=OUT, help="where NAME-WHO.json and .html go (default tests/lab/out)")
@@ -690,7 +707,11 @@ def main():
             if not os.access(binary, os.X_OK):
                 print("run.py: --binary: %s is not an executable (make build)" % binary, file=sys.stderr)
                 return 2
-        runner = Runner(s, binary, who, a.out, a.cycles, a.keep)
+        if a.targeted and a.upstream:
+            print("run.py: --targeted: upstream's descheduler has no targeted moves", file=sys.stderr)
+            return 2
+        runner = Runner(s, binary, who, a.out, a.cycles, a.keep, a.targeted)
+        who = who + ("-targeted" if a.targeted else "")
         # SIGTERM/SIGINT: stop everything the lab started, then exit
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
         result = runner.run()

@@ -99,6 +99,7 @@ FIELDS = {
     "policy": ("path", None, None),
     "kubedescheduler": ("path", None, None),
     "upstreamPolicy": ("path", None, None),
+    "targetedPolicy": ("path", None, None),
     "featureGates": (str, "EvictionsInBackground=true", None),
     "prometheus": (bool, False, None),
     "metric": (("requests", "actual"), "requests", None),

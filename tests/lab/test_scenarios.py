@@ -1,6 +1,7 @@
 """The cluster lab's scenarios at their small size, as `make test` runs them (tests/lab/run.py):
-the runbook's cluster (a) and VMs that must not move (e), with this project's descheduler
-against the lab's real control plane and KubeVirt's own controllers.
+the runbook's cluster (a), with the runbook's policy and with its targeted version, and VMs
+that must not move (e), with this project's descheduler against the lab's real control plane
+and KubeVirt's own controllers.
 
 (a) asserts what the runbook promises an operator: each VM the descheduler moved went through
 KubeVirt's evacuation (a `kubevirt-evacuation-*` migration created by virt-controller, Succeeded),
@@ -33,19 +34,20 @@ BINARY = os.environ.get("DESCHEDULER") or os.path.join(ROOT, "build", "deschedul
 RESULTS = {}
 
 
-def run_small(name):
-    if name not in RESULTS:
+def run_small(name, targeted=False):
+    key = (name, targeted)
+    if key not in RESULTS:
         if not os.access(BINARY, os.X_OK):
             raise unittest.SkipTest("%s is not built (make build)" % BINARY)
         s = scen.load(name, small=True)
         out = tempfile.mkdtemp(prefix="lab-test-")
         try:
-            RESULTS[name] = Runner(s, BINARY, "ours", out).run()
+            RESULTS[key] = Runner(s, BINARY, "ours", out, targeted=targeted).run()
         except LabUnavailable as e:
             raise unittest.SkipTest("the lab cannot run here: %s" % e)
         finally:
             shutil.rmtree(out, ignore_errors=True)
-    return RESULTS[name]
+    return RESULTS[key]
 
 
 class Runbook(unittest.TestCase):
@@ -80,6 +82,32 @@ class Runbook(unittest.TestCase):
         self.assertEqual(self.r["pingPongs"], 0)
         # one VM per cycle (the policy's maxNoOfPodsToEvictTotal), each an eviction request
         self.assertEqual(self.r["requests"].get("create pods/eviction"), self.r["migrations"])
+
+
+class RunbookTargeted(unittest.TestCase):
+    """The same cluster with deploy/policies/vm-rebalance-targeted.yaml: each VM is sent to the
+    node the descheduler chose, through KubeVirt's own migration controller
+    (spec.addedNodeSelector), and lands there."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = run_small("runbook", targeted=True)
+
+    def test_each_vm_lands_where_it_was_sent(self):
+        self.assertEqual(self.r["failures"], [])
+        self.assertGreater(self.r["migrationsSucceeded"], 0, self.r)
+        self.assertEqual(self.r["requests"].get("create virtualmachineinstancemigrations"), self.r["migrations"])
+        self.assertNotIn("create pods/eviction", self.r["requests"])
+        self.assertEqual(sorted(self.r["migrationTargets"]), self.r["migrationNames"])
+        for name, t in self.r["migrationTargets"].items():
+            self.assertTrue(name.startswith("descheduler-move-"), name)
+            self.assertEqual((t["phase"], t["landed"]), ("Succeeded", t["asked"]), name)
+            self.assertTrue(t["asked"].startswith("worker-b-"), t)
+
+    def test_no_vm_stopped_and_the_target_is_reached(self):
+        self.assertEqual(self.r["vmsStopped"], 0, self.r["vmsStoppedWhy"])
+        self.assertTrue(self.r["targetMet"], self.r["samples"][-1])
+        self.assertEqual(self.r["pingPongs"], 0)
 
 
 class Pinned(unittest.TestCase):

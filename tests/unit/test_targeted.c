@@ -140,18 +140,20 @@ static void test_fit_and_high_threshold(void **state) {
                 "node); 1 would be overutilized after the move (cpu)\"");
 }
 
-/* minImprovement: the move must take that many points off max - min of the nodes' usage */
+/* minImprovement: the move must take that many points off the standard deviation of the
+ * nodes' usage percentages */
 static void test_min_improvement(void **state) {
   (void)state;
   crowded_with("n2", "n3");
-  /* the first move takes n1 from 100% to 75% while n3 stays at 0: max - min falls 25 points */
-  run(lnu("{targetedMigration: true, minImprovement: 20}", NULL));
+  /* 100 0 0 -> 75 25 0: the deviation falls from 47.14 to 31.18 points (15.96); the second
+   * move, -> 50 25 25, takes it to 11.79 (19.39) */
+  run(lnu("{targetedMigration: true, minImprovement: 15}", NULL));
   assert_string_equal(moves(), "virt-launcher-vm1>n2 virt-launcher-vm2>n3");
-  run(lnu("{targetedMigration: true, minImprovement: 30}", NULL));
+  run(lnu("{targetedMigration: true, minImprovement: 16}", NULL));
   assert_string_equal(moves(), "");
   assert_logged("pod=\"vms/virt-launcher-vm1\" reason=\"no destination for a targeted move among 2 "
-                "underutilized nodes; 2 would take less than minImprovement (30 points) off the "
-                "imbalance (at best 25.00)\"");
+                "underutilized nodes; 2 would take less than minImprovement (16 points) off the "
+                "imbalance (at best 15.96)\"");
   /* the record says why the VM stayed */
   assert_true(sim_log_count(&R, "Migration requested") == 0);
 }
