@@ -108,6 +108,25 @@ def kubevirt_background(ctx):
     ctx.test.assertNotIn("Eviction in background already requested", err)
 
 
+def kubevirt_targeted(ctx):
+    """The targeted runbook policy (deploy/policies/vm-rebalance-targeted.yaml): the VM's
+    destination is chosen in the cycle and KubeVirt is asked for a migration to it (a
+    VirtualMachineInstanceMigration, no eviction); the move is recorded on the VMI; the migration
+    completes on the node asked for."""
+    err = ctx.once()
+    ctx.test.assertIn('"Migration requested" pod="vms/virt-launcher-vm-alpha-4f551"', err)
+    ctx.test.assertIn('to="worker-b"', err)
+    ctx.test.assertEqual([e["path"] for e in ctx.sim.settled_journal() if e["path"].endswith("/eviction")], [])
+    vmims = ctx.sim.obj("/apis/kubevirt.io/v1/namespaces/vms/virtualmachineinstancemigrations")["items"]
+    mine = [m for m in vmims if m["metadata"]["name"].startswith("descheduler-move-")]
+    ctx.test.assertEqual(len(mine), 1, vmims)
+    ctx.test.assertEqual(mine[0]["spec"]["addedNodeSelector"], {"kubernetes.io/hostname": "worker-b"})
+    ctx.sim.control("POST", "migrations/advance", {"seconds": 700})
+    vmi = ctx.sim.obj("/apis/kubevirt.io/v1/namespaces/vms/virtualmachineinstances/vm-alpha")
+    ctx.test.assertEqual(vmi["status"]["nodeName"], "worker-b")
+    ctx.test.assertIn("vm-rebalance.descheduler.io/requests", vmi["metadata"]["annotations"])
+
+
 def loop_cycles(ctx):
     """The Deployment's loop without leader election, several cycles; a node tainted NoSchedule
     makes the default-safe policy evict one `api` pod (201) and meet the `web` PDB (429)."""
@@ -241,6 +260,8 @@ LEASE_TIMING = {"--descheduling-interval": "1s", "--leader-elect-lease-duration"
 RUNS = [
     Run("one-shot", "cronjob", "CronJob/descheduler", one_shot),
     Run("kubevirt", "cronjob", "CronJob/descheduler", kubevirt_background, snapshot=dl.EXAMPLE_CLUSTER),
+    Run("kubevirt-targeted", "cronjob", "CronJob/descheduler", kubevirt_targeted, snapshot=dl.EXAMPLE_CLUSTER,
+        policy=os.path.join(dl.DEPLOY, "policies", "vm-rebalance-targeted.yaml")),
     Run("loop", "deployment", "Deployment/descheduler", loop_cycles,
         policy=os.path.join(dl.DEPLOY, "policies", "default-safe.yaml"),
         flags={"--descheduling-interval": "1s"}, drop=("--leader-elect",)),

@@ -487,10 +487,12 @@ class Runner:
 
     @staticmethod
     def _set_prometheus(pol, url):
+        """The policy's Prometheus provider points at the lab's Prometheus (no token: it checks
+        none)."""
         for mp in pol.get("metricsProviders") or []:
             if mp.get("source") == "Prometheus" and url:
                 mp.setdefault("prometheus", {})["url"] = url
-                (mp["prometheus"]).pop("authToken", None)
+                mp["prometheus"].pop("authToken", None)
 
     def args(self, policy_path, extra, interval):
         a = ["--kubeconfig", self.descheduler_kubeconfig(), "--v=3", "--secure-port=0",
@@ -499,11 +501,34 @@ class Runner:
             a += ["--policy-config-file", policy_path]
         return a + extra
 
+    def command(self, args):
+        """(argv, env) of the descheduler. Upstream's builds a Prometheus client only with a
+        token: a Secret's (read by a controller in the background, so a one-shot cycle starts
+        before the client exists) or, in a pod, the service account's, with the in-cluster CA
+        (/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}), even for a plain-http
+        URL. So upstream runs as if in a pod: KUBERNETES_SERVICE_HOST/PORT set (its --kubeconfig
+        still wins for the API) and that directory holding the lab's CA and a token, bound in a
+        mount namespace of its own (unshare), so nothing of the machine changes. Ours needs no
+        token outside a pod."""
+        argv = [self.binary] + args
+        if self.who != "upstream" or not self.prometheus:
+            return argv, None
+        sa = os.path.join(self.work, "serviceaccount")
+        os.makedirs(sa, exist_ok=True)
+        shutil.copy(self.lab.pki["ca.crt"], os.path.join(sa, "ca.crt"))
+        with open(os.path.join(sa, "token"), "w") as f:
+            f.write("lab-token")
+        target = "/var/run/secrets/kubernetes.io/serviceaccount"
+        os.makedirs(target, exist_ok=True)
+        env = dict(os.environ, KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(self.lab.cluster.port))
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                'mount --bind "$0" %s && exec "$@"' % target, sa] + argv, env
+
     def run_once(self, policy_path, extra, cycle):
         logf = os.path.join(self.work, "descheduler-cycle-%02d.log" % cycle)
         with open(logf, "wb") as f:
-            p = subprocess.run([self.binary] + self.args(policy_path, extra, "0s"), stdout=f, stderr=subprocess.STDOUT,
-                               timeout=600)
+            argv, env = self.command(self.args(policy_path, extra, "0s"))
+            p = subprocess.run(argv, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=600)
         return p.returncode, logf
 
     def wait_migrations(self, deadline):
@@ -586,8 +611,8 @@ class Runner:
         failures = []
         quiet, converged_at = 0, None
         with open(logf, "wb") as f:
-            self.proc = subprocess.Popen([self.binary] + self.args(policy_path, extra, s["interval"]),
-                                         stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+            argv, env = self.command(self.args(policy_path, extra, s["interval"]))
+            self.proc = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
             start = time.time()
             for cycle in range(1, self.cycles + 1):
                 time.sleep(max(0.0, start + cycle * interval - time.time()))
