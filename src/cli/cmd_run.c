@@ -147,6 +147,8 @@ typedef struct {
   pthread_t renew_thread;
   /* KubeVirt refused a targeted move's spec.addedNodeSelector: evict instead (cluster.h) */
   bool no_targeted_moves;
+  /* since when nodes have been overutilized (VMSafety's overutilizedFor), across cycles */
+  fw_history history;
 } runner;
 
 /* what the loop does between cycles: the metrics collector samples on its own period, as
@@ -332,7 +334,8 @@ read:
   sink.m = m;
   sink.no_targeted_moves = &r->no_targeted_moves;
   decisions *dec = r->decisions_out ? decisions_new(m) : NULL;
-  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, live_stop_flag()};
+  fw_options opt = {r->gates.evictions_in_background, (int64_t)time(NULL), dec, live_stop_flag(),
+                    &r->history};
   /* VMSafety's cooldown needs each move remembered on its VMI */
   move_recorder rec;
   eviction_sink *out = &sink.base;
@@ -354,8 +357,12 @@ read:
   if (fw_run_cycle(r->pol, m, &r->bg, &timed.base, &opt, &res, &err) < 0) {
     LOGE(NULL, "failed to run descheduler loop", err.msg);
     rc = -1;
-  } else if (dec) {
-    write_decisions(r, &res, dec, opt.now);
+  } else {
+    if (dec)
+      write_decisions(r, &res, dec, opt.now);
+    /* the hysteresis state on the nodes, so that it holds across one-shot runs and restarts */
+    if (!r->o->dry_run && vmsafety_keeps_history(r->pol))
+      kube_write_over_since(r->client, m, &r->history);
   }
   tm.evict = timed.seconds;
   tm.wait = kube_client_waited(r->client) - waited;
@@ -845,6 +852,7 @@ static void run_teardown(runner *r) {
   event_sender_free(r->events, live_stopping() ? 2.0 : 5.0);
   watch_cache_free(r->cache);
   bg_clear(&r->bg);
+  fw_history_free(&r->history);
   usage_live_free(r->usage);
   policy_free(r->pol);
   kdsrc_free(r->kd);

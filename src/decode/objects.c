@@ -939,6 +939,17 @@ static int decode_node(dctx *c, const doc_node *obj) {
       get_resources(c, doc_get(st, "allocatable"), "status.allocatable", &n->allocatable) < 0 ||
       get_resources(c, doc_get(st, "capacity"), "status.capacity", &n->capacity) < 0)
     return -1;
+  /* this descheduler's own annotation: one that is not a time is as good as none (the next
+   * cycle writes it again), never a reason to drop the node */
+  const char *since = doc_str(doc_path(md, "annotations", NODE_OVER_SINCE_ANNOTATION, NULL));
+  if (since) {
+    dserr ignored;
+    if (time_parse_rfc3339(since, &n->over_since, NULL, &ignored) < 0) {
+      LOGV(2, NULL, "Ignoring a node annotation that is not an RFC 3339 time", LSTR("node", n->name),
+           LSTR("annotation", NODE_OVER_SINCE_ANNOTATION), LSTR("value", since));
+      n->over_since = 0;
+    }
+  }
   /* ready unless a Ready condition says otherwise (upstream's IsReady, pkg/descheduler/node) */
   n->ready = true;
   n->ready_status = "";

@@ -69,6 +69,8 @@ struct cycle {
                             targeted migrations out of the node */
   uint64_t evacuations_total;
   uint64_t *inbound; /* by node index: targeted migrations to the node (fw_migrate) */
+  fw_history *history; /* opt->history, or own_history */
+  fw_history own_history;
   struct {
     const char *key;
     void *value;
@@ -82,6 +84,73 @@ struct cycle {
   bool stopping;            /* opt->stop was seen set: no more evictions this cycle */
   fw_result *out;
 };
+
+/* ---------- state across cycles ---------- */
+
+static fw_over *history_find(const fw_history *h, const char *node) {
+  for (size_t i = 0; i < h->n; i++)
+    if (!strcmp(h->items[i].node, node))
+      return &h->items[i];
+  return NULL;
+}
+
+static void history_set(fw_history *h, const char *node, int64_t since) {
+  fw_over *e = history_find(h, node);
+  if (e) {
+    e->since = since;
+    return;
+  }
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 16;
+    h->items = realloc(h->items, h->cap * sizeof *h->items);
+    if (!h->items)
+      abort();
+  }
+  h->items[h->n].node = strdup(node);
+  if (!h->items[h->n].node)
+    abort();
+  h->items[h->n++].since = since;
+}
+
+static void history_clear(fw_history *h, const char *node) {
+  fw_over *e = history_find(h, node);
+  if (e)
+    e->since = 0;
+}
+
+void fw_history_seed(fw_history *h, const model *m) {
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const node *n = m->nodes.items[i];
+    if (n->over_since > 0 && !history_find(h, n->name))
+      history_set(h, n->name, n->over_since);
+  }
+}
+
+int64_t fw_history_since(const fw_history *h, const char *node) {
+  const fw_over *e = history_find(h, node);
+  return e ? e->since : 0;
+}
+
+void fw_history_free(fw_history *h) {
+  for (size_t i = 0; i < h->n; i++)
+    free(h->items[i].node);
+  free(h->items);
+  memset(h, 0, sizeof *h);
+}
+
+int64_t fw_overutilized(plugin_handle *h, const node *n, bool over) {
+  fw_history *hist = h->cy->history;
+  if (!over) {
+    history_clear(hist, n->name);
+    return 0;
+  }
+  int64_t since = fw_history_since(hist, n->name);
+  if (since <= 0) {
+    since = h->now;
+    history_set(hist, n->name, since);
+  }
+  return since;
+}
 
 /* ---------- background cache ---------- */
 
@@ -895,6 +964,8 @@ int fw_run_cycle(const policy *pol, model *m, bg_cache *bg, eviction_sink *sink,
   cy.evacuations = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.inbound = ARENA_NEWN(cy.mem, uint64_t, nn);
   cy.req_changed = ARENA_NEWN(cy.mem, bool, nn);
+  cy.history = opt->history ? opt->history : &cy.own_history;
+  fw_history_seed(cy.history, m);
   if (cy.rec)
     requested_before(&cy);
   double t0 = now_seconds();
@@ -926,6 +997,7 @@ done:
   }
   metrics_loop_duration(now_seconds() - t0);
   free(cy.per_ns);
+  fw_history_free(&cy.own_history);
   arena_free(cy.mem);
   return rc;
 }

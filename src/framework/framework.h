@@ -87,6 +87,28 @@ void bg_clear(bg_cache *c);
  * ("Adding pod to the cache."). */
 void bg_sync(bg_cache *c, const model *m, int64_t now, bool first);
 
+/* ---------- state across cycles ---------- */
+
+/* Since when each node has been seen overutilized by a balance plugin that keeps hysteresis
+ * (VMSafety's overutilizedFor). The caller owns it: a Deployment keeps it from one cycle to the
+ * next, and every cycle adds what the nodes' NODE_OVER_SINCE_ANNOTATION says of nodes it does
+ * not know (fw_history_seed), so the state holds across one-shot runs and restarts; after the
+ * cycle the caller writes back the annotations that differ (fw_history_since). */
+typedef struct {
+  char *node; /* heap copy */
+  int64_t since;
+} fw_over;
+
+typedef struct {
+  size_t n, cap;
+  fw_over *items;
+} fw_history;
+
+void fw_history_seed(fw_history *h, const model *m);
+/* When node (by name) was first seen overutilized, 0 when it is not. */
+int64_t fw_history_since(const fw_history *h, const char *node);
+void fw_history_free(fw_history *h);
+
 /* ---------- options and results ---------- */
 
 struct decisions; /* framework/decisions.h */
@@ -98,6 +120,9 @@ typedef struct {
   /* set (by a signal handler) when the process is to stop: from then on the cycle tries no
    * eviction, and its plugins stop as at the total limit; NULL = never */
   const volatile sig_atomic_t *stop;
+  /* the state kept across cycles; NULL: the cycle keeps one of its own, seeded from the
+   * nodes' annotations (simulate, check) */
+  fw_history *history;
 } fw_options;
 
 /* One eviction or background request the cycle made, in order. */
@@ -177,6 +202,10 @@ evict_status fw_evict(plugin_handle *h, pod *p, const char *reason);
  * back to went through). */
 evict_status fw_migrate(plugin_handle *h, pod *p, const node *dest, const char *reason,
                         const char *why);
+/* Hysteresis (VMSafety's overutilizedFor): records whether n is overutilized at this cycle
+ * and returns since when it has been (the cycle's time when it just became so; 0 when it is
+ * not). */
+int64_t fw_overutilized(plugin_handle *h, const node *n, bool over);
 /* Migrations this cycle asked for to n (fw_migrate), for an inbound limit. */
 uint64_t fw_cycle_inbound(plugin_handle *h, const node *n);
 

@@ -51,6 +51,40 @@ int kube_merge_patch(kube_client *c, const char *path, const char *body, dserr *
   return rc;
 }
 
+size_t kube_write_over_since(kube_client *c, const model *m, const fw_history *h) {
+  size_t sent = 0;
+  for (size_t i = 0; i < m->nodes.n; i++) {
+    const node *n = m->nodes.items[i];
+    int64_t since = fw_history_since(h, n->name);
+    if (since == n->over_since)
+      continue;
+    strbuf body = {0}, path = {0};
+    sb_append(&body, "{\"metadata\":{\"annotations\":{\"" NODE_OVER_SINCE_ANNOTATION "\":");
+    if (since > 0) {
+      sb_appendc(&body, '"');
+      time_format_rfc3339(&body, since);
+      sb_appendc(&body, '"');
+    } else {
+      sb_append(&body, "null");
+    }
+    sb_append(&body, "}}}");
+    sb_append(&path, "/api/v1/nodes/");
+    kube_path_escape(&path, n->name);
+    dserr err;
+    if (kube_merge_patch(c, sb_str(&path), sb_str(&body), &err) < 0)
+      LOGE(NULL, "Could not record on the node since when it has been overutilized", err.msg,
+           LSTR("node", n->name));
+    else
+      LOGV(3, NULL, "Recorded on the node since when it has been overutilized",
+           LSTR("node", n->name), LSTR("annotation", NODE_OVER_SINCE_ANNOTATION),
+           LINT("since", since));
+    sent++;
+    sb_free(&body);
+    sb_free(&path);
+  }
+  return sent;
+}
+
 /* ---------- discovery ---------- */
 
 int kube_discover(kube_client *c, kube_discovery *d, dserr *err) {

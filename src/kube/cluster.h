@@ -80,6 +80,13 @@ int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, v
 /* Sends a JSON merge patch (RFC 7386) to path. 0 on 2xx; else -1 with the server's message. */
 int kube_merge_patch(kube_client *c, const char *path, const char *body, dserr *err);
 
+/* Writes the hysteresis state (framework.h, fw_history) back to the nodes of m whose
+ * NODE_OVER_SINCE_ANNOTATION differs from it: the time where a node has been overutilized, no
+ * annotation where it is not. One JSON merge patch per changed node; a patch that fails is
+ * logged and the cycle's decisions stand (the next cycle tries again). Returns the patches
+ * sent. */
+size_t kube_write_over_since(kube_client *c, const model *m, const fw_history *h);
+
 /* plugin_env.priority_class_value over the API (GET priorityclasses/<name>). ctx = client. */
 int kube_priority_class_value(void *ctx, const char *name, int32_t *value, dserr *err);
 

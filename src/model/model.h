@@ -222,7 +222,15 @@ struct node {
   pod **pods; /* pods bound to this node, any phase, sorted by name */
   /* actual utilization (model_link_metrics): NodeMetrics usage, NULL when none was read */
   const res_list *actual;
+  /* annotation NODE_OVER_SINCE_ANNOTATION: when this descheduler first saw the node
+   * overutilized (epoch seconds), 0 when absent or not a time */
+  int64_t over_since;
 };
+
+/* Where this descheduler keeps, on a node, since when a balance plugin has seen it
+ * overutilized (RFC 3339): VMSafety's overutilizedFor holds across one-shot runs and restarts
+ * (docs/vm-safety.md, "Hysteresis"). */
+#define NODE_OVER_SINCE_ANNOTATION "descheduler.alpha.kubernetes.io/overutilized-since"
 
 typedef struct {
   const char *name;

@@ -19,6 +19,7 @@
 #include "../framework/framework.h"
 #include "../framework/podutil.h"
 #include "../util/strbuf.h"
+#include "../apimachinery/timeutil.h"
 #include "nodeutilization.h"
 #include "registry.h"
 
@@ -202,6 +203,37 @@ static int usage_source(plugin_handle *h, const lnu_args *a, nu_usage *u, dserr 
   return dserr_set(err, *src ? "unrecognized metrics source" : "metrics source is empty");
 }
 
+/* VMSafety's overutilizedFor: every classified node's state goes into the cycle's history, and
+ * an overutilized node is a source only once it has been so for that long. Returns how many of
+ * over[] stay sources (in their order). */
+static size_t hysteresis(plugin_handle *h, const vmsafety_moves *mv, nu_node *nodes, size_t n,
+                         const bool *is_over_at, nu_node **over, size_t nover) {
+  for (size_t i = 0; i < n; i++)
+    fw_overutilized(h, nodes[i].node, is_over_at[i]);
+  size_t kept = 0;
+  for (size_t i = 0; i < nover; i++) {
+    int64_t since = fw_overutilized(h, over[i]->node, true);
+    int64_t age = h->now - since;
+    if (age >= mv->overutilized_for_s) {
+      over[kept++] = over[i];
+      continue;
+    }
+    strbuf f = {0}, g = {0}, why = {0};
+    duration_format(&f, (age > 0 ? age : 0) * 1000000000LL);
+    duration_format(&g, mv->overutilized_for_s * 1000000000LL);
+    sb_printf(&why, "overutilized for %s of VMSafety's overutilizedFor %s: not a source yet",
+              sb_str(&f), sb_str(&g));
+    LOGV(2, &h->log, "Node is overutilized, but not for long enough to give up pods",
+         LSTR("node", over[i]->node->name), LSTR("overutilizedFor", sb_str(&f)),
+         LSTR("required", sb_str(&g)));
+    fw_note_node_why(h, over[i]->node, sb_str(&why), NULL);
+    sb_free(&f);
+    sb_free(&g);
+    sb_free(&why);
+  }
+  return kept;
+}
+
 static void lnu_add_usage_needs(const void *vargs, usage_needs *needs) {
   const lnu_args *a = vargs;
   if (!a->has_metrics)
@@ -229,6 +261,7 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
 
   nu_node **under = ARENA_NEWN(h->scratch, nu_node *, n);
   nu_node **over = ARENA_NEWN(h->scratch, nu_node *, n);
+  bool *is_over_at = ARENA_NEWN(h->scratch, bool, n ? n : 1);
   size_t nunder = 0, nover = 0;
   const char *thr = nu_thresholds_text(h, &low, &high);
   for (size_t i = 0; i < n; i++) {
@@ -247,6 +280,7 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
         under[nunder++] = nn;
       else
         over[nover++] = nn;
+      is_over_at[i] = is_over;
       nu_log_classified(h, &r, nn, is_under ? "underutilized" : "overutilized");
       nu_note_why(h, &r, nn, &low, &high, thr, is_under ? "underutilized" : "overutilized");
     } else {
@@ -263,6 +297,11 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   nu_log_criteria(h, "Criteria for a node above target utilization", &a->target);
   LOGV(1, &h->log, "Number of overutilized nodes", LUINT("totalNumber", nover));
 
+  vmsafety_moves moves;
+  vmsafety_moves_of(h->prof, &moves);
+  if (moves.overutilized_for_s > 0)
+    nover = hysteresis(h, &moves, nodes, n, is_over_at, over, nover);
+
   if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
     return 0;
   if (nover == 0) {
@@ -271,8 +310,6 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   }
   /* sources: the most used first */
   nu_sort_by_usage(h, &r, over, nover, true);
-  vmsafety_moves moves;
-  vmsafety_moves_of(h->prof, &moves);
   nu_plan plan = {&r,
                   over,
                   nover,

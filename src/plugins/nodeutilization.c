@@ -680,7 +680,7 @@ static double imbalance_with(const nu_plan *plan, const nu_node *src, const int6
  *  - stays at or below its high threshold on every resource with p's usage added (the usage
  *    the plugin classified by; this cycle's earlier moves to it included);
  *  - has room in the inbound limit (moves to it this cycle);
- * and, with minImprovement, the move takes at least that many points off the imbalance. Of the
+ * and, with minImprovement, the move takes more than that many points off the imbalance. Of the
  * candidates, the one whose highest usage percentage after the move is lowest wins; equal
  * ones keep the destinations' order (name order). */
 static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const nu_node *src,
@@ -691,7 +691,8 @@ static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const 
   double best_peak = INFINITY;
   size_t unfit = 0, full = 0, inbound = 0, weak = 0;
   const char *unfit_why = NULL, *full_res = NULL;
-  double before = plan->moves->min_improvement ? imbalance_with(plan, NULL, NULL, NULL, NULL) : 0;
+  bool check = plan->moves->check_improvement;
+  double before = check ? imbalance_with(plan, NULL, NULL, NULL, NULL) : 0;
   double best_gain = -INFINITY;
   for (size_t d = 0; d < plan->ndests; d++) {
     nu_node *dn = plan->dests[d];
@@ -725,10 +726,10 @@ static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const 
       full++;
       continue;
     }
-    if (plan->moves->min_improvement) {
+    if (check) {
       double gain = before - imbalance_with(plan, src, usage, dn, add);
       best_gain = gain > best_gain ? gain : best_gain;
-      if (gain < (double)plan->moves->min_improvement) {
+      if (!(gain > plan->moves->min_improvement)) {
         weak++;
         continue;
       }
@@ -754,9 +755,9 @@ static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const 
   if (full)
     sb_printf(&sb, "; %zu would be overutilized after the move (%s)", full, full_res);
   if (weak)
-    sb_printf(&sb, "; %zu would take less than minImprovement (%llu points) off the imbalance "
+    sb_printf(&sb, "; %zu would take no more than minImprovement (%g points) off the imbalance "
                    "(at best %.2f)",
-              weak, (unsigned long long)plan->moves->min_improvement, best_gain);
+              weak, plan->moves->min_improvement, best_gain);
   snprintf(why, cap, "%s", sb_str(&sb));
   sb_free(&sb);
   return NULL;

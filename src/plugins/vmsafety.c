@@ -37,9 +37,13 @@
  *                                  KubeVirt for a migration to it, instead of an eviction the
  *                                  scheduler places by requests (plugins/nodeutilization.c)
  *   maxInboundPerNode (default 2)  targeted moves to one node in one cycle
- *   minImprovement                 a move is made only when it takes at least this many
+ *   minImprovement                 a move is made only when it takes more than this many
  *                                  percentage points off the plugin's imbalance (the standard
- *                                  deviation of its nodes' usage); 0 (default): off */
+ *                                  deviation of its nodes' usage): 0 refuses only moves that
+ *                                  make it no better; unset (default): off
+ *   overutilizedFor                hysteresis: a node gives up VMs only once it has been
+ *                                  overutilized for this long (framework's fw_history, kept on
+ *                                  the node); "0s" (default): off */
 #include "../framework/framework.h"
 #include "../kubevirt/vm.h"
 #include "../obs/metrics.h"
@@ -59,7 +63,10 @@ typedef struct {
   opt_bool require_live_migration, skip_migrating, migration_limits;
   const char *cooldown, *max_cooldown, *cooldown_window;
   bool targeted_migration;
-  opt_uint max_inbound_per_node, min_improvement;
+  opt_uint max_inbound_per_node;
+  opt_float min_improvement;
+  const char *overutilized_for;
+  int64_t overutilized_for_s; /* resolved by prepare */
   /* resolved by prepare, in seconds */
   int64_t cooldown_s, max_cooldown_s, window_s;
 } vs_args;
@@ -73,7 +80,8 @@ static const args_field vs_fields[] = {
     {"cooldownWindow", AF_STRING, offsetof(vs_args, cooldown_window)},
     {"targetedMigration", AF_BOOL, offsetof(vs_args, targeted_migration)},
     {"maxInboundPerNode", AF_OPT_UINT, offsetof(vs_args, max_inbound_per_node)},
-    {"minImprovement", AF_OPT_UINT, offsetof(vs_args, min_improvement)},
+    {"minImprovement", AF_OPT_FLOAT, offsetof(vs_args, min_improvement)},
+    {"overutilizedFor", AF_STRING, offsetof(vs_args, overutilized_for)},
     {NULL}};
 
 static bool on(opt_bool b) { return !b.set || b.v; }
@@ -100,15 +108,17 @@ static int vs_validate(const void *vargs, dserr *err) {
   int64_t c = seconds_of("cooldown", a->cooldown, "30m", &e);
   int64_t mx = seconds_of("maxCooldown", a->max_cooldown, "8h", &e);
   seconds_of("cooldownWindow", a->cooldown_window, "24h", &e);
+  seconds_of("overutilizedFor", a->overutilized_for, "0s", &e);
   if (c > 0 && mx > 0 && mx < c)
     errlist_add(&e, "maxCooldown (%s) must not be shorter than cooldown (%s)",
                 a->max_cooldown ? a->max_cooldown : "8h", a->cooldown ? a->cooldown : "30m");
   if (a->max_inbound_per_node.set && a->max_inbound_per_node.v == 0)
     errlist_add(&e, "maxInboundPerNode must be at least 1 (leave targetedMigration off to move "
                     "no VM by target)");
-  if (a->min_improvement.set && a->min_improvement.v > 100)
-    errlist_add(&e, "minImprovement is percentage points, from 0 to 100, got %llu",
-                (unsigned long long)a->min_improvement.v);
+  if (a->min_improvement.set && (a->min_improvement.v < 0 || a->min_improvement.v > 100 ||
+                                 a->min_improvement.v != a->min_improvement.v))
+    errlist_add(&e, "minImprovement is percentage points, from 0 to 100, got %g",
+                a->min_improvement.v);
   return errlist_finish(&e, err);
 }
 
@@ -120,6 +130,7 @@ static int vs_prepare(void *vargs, const plugin_env *env, dserr *err) {
   a->cooldown_s = seconds_of("cooldown", a->cooldown, "30m", &ignored);
   a->max_cooldown_s = seconds_of("maxCooldown", a->max_cooldown, "8h", &ignored);
   a->window_s = seconds_of("cooldownWindow", a->cooldown_window, "24h", &ignored);
+  a->overutilized_for_s = seconds_of("overutilizedFor", a->overutilized_for, "0s", &ignored);
   dserr none;
   errlist_finish(&ignored, &none); /* validated already */
   return 0;
@@ -261,7 +272,19 @@ void vmsafety_moves_of(const profile *pr, vmsafety_moves *out) {
   const vs_args *a = pc ? pc->args : NULL;
   out->targeted = a && a->targeted_migration;
   out->max_inbound = a && a->max_inbound_per_node.set ? a->max_inbound_per_node.v : 2;
-  out->min_improvement = a && a->min_improvement.set ? a->min_improvement.v : 0;
+  out->check_improvement = a && a->min_improvement.set;
+  out->min_improvement = out->check_improvement ? a->min_improvement.v : 0;
+  out->overutilized_for_s = a && a->overutilized_for_s > 0 ? a->overutilized_for_s : 0;
+}
+
+bool vmsafety_keeps_history(const policy *pol) {
+  for (size_t i = 0; i < pol->nprofiles; i++) {
+    vmsafety_moves mv;
+    vmsafety_moves_of(&pol->profiles[i], &mv);
+    if (mv.overutilized_for_s > 0)
+      return true;
+  }
+  return false;
 }
 
 bool vmsafety_requires_live_migration(const profile *pr) {

@@ -12,9 +12,12 @@
 typedef struct {
   bool targeted;            /* targetedMigration: choose each launcher's destination */
   uint64_t max_inbound;     /* maxInboundPerNode: targeted moves to one node per cycle */
-  uint64_t min_improvement; /* minImprovement: percentage points a move must take off the
-                               plugin's imbalance (the standard deviation of its nodes' usage
-                               percentages); 0: off */
+  bool check_improvement;  /* minImprovement is set */
+  double min_improvement;  /* minImprovement: a move must take more than these percentage
+                              points off the plugin's imbalance (the standard deviation of its
+                              nodes' usage percentages) */
+  int64_t overutilized_for_s; /* overutilizedFor: a node is a source only once it has been
+                                 overutilized this long (seconds); 0: off */
 } vmsafety_moves;
 
 /* The moves configuration of profile pr (zeroes when it has no VMSafety). */
@@ -22,6 +25,10 @@ void vmsafety_moves_of(const profile *pr, vmsafety_moves *out);
 
 /* true when some profile's VMSafety keeps a cooldown, so moves must be recorded on VMIs */
 bool vmsafety_records_moves(const policy *pol);
+
+/* true when some profile's VMSafety keeps overutilizedFor: the live run then writes the
+ * nodes' NODE_OVER_SINCE_ANNOTATION after each cycle */
+bool vmsafety_keeps_history(const policy *pol);
 
 /* true when the profile's VMSafety keeps requireLiveMigration on (the default) */
 bool vmsafety_requires_live_migration(const profile *pr);

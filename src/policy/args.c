@@ -102,6 +102,16 @@ static int decode_one(decoder *d, const args_field *f, const doc_node *v, char *
     else
       *(opt_uint *)dst = (opt_uint){true, (uint64_t)iv};
     return 0;
+  case AF_OPT_FLOAT:
+    if (is_null(v))
+      return 0;
+    if (v->type == DOC_INT)
+      *(opt_float *)dst = (opt_float){true, v->big ? v->v.f : (double)v->v.i};
+    else if (v->type == DOC_FLOAT)
+      *(opt_float *)dst = (opt_float){true, v->v.f};
+    else
+      return type_error(d, path, "a number", v);
+    return 0;
   case AF_STRING:
     if (is_null(v))
       return 0;

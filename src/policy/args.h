@@ -26,6 +26,11 @@ typedef struct {
 
 typedef struct {
   bool set;
+  double v;
+} opt_float;
+
+typedef struct {
+  bool set;
   int64_t v;
 } opt_int;
 
@@ -69,6 +74,7 @@ typedef enum {
   AF_UINT,      /* uint64_t, rejects negatives */
   AF_OPT_UINT,  /* opt_uint */
   AF_OPT_INT,   /* opt_int */
+  AF_OPT_FLOAT, /* opt_float: a number, integer or not */
   AF_STRING,    /* const char * (NULL when absent) */
   AF_STRINGS,   /* str_list */
   AF_INT32S,    /* i32_list */

@@ -109,10 +109,20 @@ def kubevirt_background(ctx):
 
 
 def kubevirt_targeted(ctx):
-    """The targeted runbook policy (deploy/policies/vm-rebalance-targeted.yaml): the VM's
-    destination is chosen in the cycle and KubeVirt is asked for a migration to it (a
-    VirtualMachineInstanceMigration, no eviction); the move is recorded on the VMI; the migration
-    completes on the node asked for."""
+    """The targeted runbook policy (deploy/policies/vm-rebalance-targeted.yaml). First run: the
+    crowded node has only just been found overutilized (overutilizedFor 90s): nothing moves, the
+    time is kept on the node. Once it has been so for long enough (the annotation set back, as
+    the next CronJob runs would find it): the VM's destination is chosen in the cycle and
+    KubeVirt asked for a migration to it (a VirtualMachineInstanceMigration, no eviction), the
+    move recorded on the VMI; the migration completes on the node asked for."""
+    err = ctx.once()
+    ctx.test.assertIn('"Node is overutilized, but not for long enough to give up pods"', err)
+    node = "/api/v1/nodes/worker-a"
+    since = (ctx.sim.obj(node)["metadata"].get("annotations") or {}).get("descheduler.alpha.kubernetes.io/overutilized-since")
+    ctx.test.assertTrue(since, "the node's overutilized-since annotation")
+    ctx.sim.request("PATCH", node, {"metadata": {"annotations": {
+        "descheduler.alpha.kubernetes.io/overutilized-since": "2020-01-01T00:00:00Z"}}},
+        content_type="application/merge-patch+json")
     err = ctx.once()
     ctx.test.assertIn('"Migration requested" pod="vms/virt-launcher-vm-alpha-4f551"', err)
     ctx.test.assertIn('to="worker-b"', err)
@@ -418,7 +428,7 @@ class RbacMatchesRequests(unittest.TestCase):
 
         def deletecollection(objects):
             role = dl.find(objects, "ClusterRole", "descheduler")
-            (rule,) = [r for r in role["rules"] if "nodes" in r["resources"]]
+            (rule,) = [r for r in role["rules"] if "nodes" in r["resources"] and "list" in r["verbs"]]
             rule["verbs"].append("deletecollection")
         report = self.check({"deployment": deletecollection})
         self.assertTrue(report.unused)

@@ -67,6 +67,36 @@ def log(msg):
     print("lab: " + msg, file=sys.stderr, flush=True)
 
 
+# VMSafety's durations and its defaults (plugins/vmsafety.c)
+VMSAFETY_DURATIONS = {"cooldown": 1800, "maxCooldown": 8 * 3600, "cooldownWindow": 24 * 3600, "overutilizedFor": 0}
+
+
+def fmt_seconds(s):
+    return ("%.1fs" % s).replace(".0s", "s")
+
+
+def compress_vmsafety(pol, scale):
+    """A CronJob scenario's runs come labInterval apart, not interval: the time VMSafety's rules
+    measure is compressed alike (every profile's cooldowns and overutilizedFor, defaults
+    included), so they span the same number of runs as in a cluster. Returns what was done."""
+    changed = []
+    for prof in pol.get("profiles") or []:
+        cfgs = prof.setdefault("pluginConfig", [])
+        vs = next((c for c in cfgs if c.get("name") == "VMSafety"), None)
+        if vs is None:
+            vs = {"name": "VMSafety", "args": {}}
+            cfgs.append(vs)
+        args = vs.setdefault("args", {}) or {}
+        vs["args"] = args
+        for field, default in VMSAFETY_DURATIONS.items():
+            given = args.get(field)
+            secs = scen.seconds(given) if isinstance(given, str) and scen.DURATION.match(given) else default
+            if secs:
+                args[field] = fmt_seconds(secs * scale)
+                changed.append("%s %s" % (field, args[field]))
+    return "VMSafety's durations scaled by %.3f to the lab's cadence: %s" % (scale, ", ".join(sorted(set(changed))))
+
+
 def log_cycle(smp):
     r = smp["requests"]
     log("cycle %d: imbalance %.3f, over %s, under %s; migrations created %d; the descheduler sent %d "
@@ -471,6 +501,7 @@ class Runner:
                 return None, extra, pol, s["kubedescheduler"]
             return path, [], pol, s["kubedescheduler"] + " (rendered by profile render)"
         src = s["policy"]
+        self.time_note = None
         if self.who == "upstream" and s["upstreamPolicy"]:
             src = s["upstreamPolicy"]
         elif self.targeted:
@@ -480,6 +511,9 @@ class Runner:
         with open(os.path.join(ROOT, src)) as f:
             pol = yaml.safe_load(f)
         self._set_prometheus(pol, prom_url)
+        if self.who != "upstream" and s["cadence"] == "cronjob":
+            self.time_note = compress_vmsafety(pol, scen.seconds(s["labInterval"]) / scen.seconds(s["interval"]))
+            src += " (%s)" % self.time_note
         path = os.path.join(self.work, "policy.yaml")
         with open(path, "w") as f:
             yaml.safe_dump(pol, f)
@@ -579,12 +613,15 @@ class Runner:
                 samples, failures, converged_at = self._run_deployment(policy_path, extra, rec, samples)
             else:
                 for cycle in range(1, self.cycles + 1):
+                    began = time.time()
                     rc, logf = self.run_once(policy_path, extra, cycle)
                     if rc != 0:
                         failures.append("cycle %d: the descheduler exited %d (log %s)" % (cycle, rc, logf))
                     self.wait_migrations(time.time() + scen.seconds(s["settle"]))
                     if self.prometheus and rec.prometheus_metric:
                         time.sleep(70)  # the moves reach the rules' one-minute averages
+                    # the CronJob's schedule, compressed: the next run starts labInterval after this one
+                    time.sleep(max(0.0, began + scen.seconds(s["labInterval"]) - time.time()))
                     smp = rec.sample(cycle, rec.requests_since())
                     samples.append(smp)
                     acted = self._acted(smp)
@@ -647,6 +684,7 @@ class Runner:
         return {
             "scenario": s["name"], "who": self.who + ("-targeted" if self.targeted else ""), "binary": self.binary, "version": binary_version(self.binary),
             "policy": policy_name, "cadence": s["cadence"], "interval": s["interval"],
+            "labInterval": s["labInterval"] if s["cadence"] == "cronjob" else s["interval"],
             "metricLabel": ("%s requests, %% of allocatable" % s["resource"] if s["metric"] == "requests"
                             else "actual %s utilization, %% (the load the nodes carry)" % s["resource"]),
             "cycles": len(samples) - 1,

@@ -90,6 +90,7 @@ FIELDS = {
     "seed": (int, 1, None),
     "cadence": (("cronjob", "deployment"), REQUIRED, None),
     "interval": ("duration", "2m", None),
+    "labInterval": ("duration", "10s", None),
     "cycles": (int, 8, (1, 1000)),
     "settle": ("duration", "5m", None),
     "kubevirt": ("dict", {}, KUBEVIRT),

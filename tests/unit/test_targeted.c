@@ -140,7 +140,7 @@ static void test_fit_and_high_threshold(void **state) {
                 "node); 1 would be overutilized after the move (cpu)\"");
 }
 
-/* minImprovement: the move must take that many points off the standard deviation of the
+/* minImprovement: the move must take more than that many points off the standard deviation of the
  * nodes' usage percentages */
 static void test_min_improvement(void **state) {
   (void)state;
@@ -152,10 +152,12 @@ static void test_min_improvement(void **state) {
   run(lnu("{targetedMigration: true, minImprovement: 16}", NULL));
   assert_string_equal(moves(), "");
   assert_logged("pod=\"vms/virt-launcher-vm1\" reason=\"no destination for a targeted move among 2 "
-                "underutilized nodes; 2 would take less than minImprovement (16 points) off the "
+                "underutilized nodes; 2 would take no more than minImprovement (16 points) off the "
                 "imbalance (at best 15.96)\"");
-  /* the record says why the VM stayed */
   assert_true(sim_log_count(&R, "Migration requested") == 0);
+  /* a fraction of a point, and 0: a move that makes the imbalance no better is refused */
+  run(lnu("{targetedMigration: true, minImprovement: 15.9}", NULL));
+  assert_string_equal(moves(), "virt-launcher-vm1>n2 virt-launcher-vm2>n3");
 }
 
 /* The simulate sink answers a migration as KubeVirt's webhook would: a VMI that cannot
@@ -237,6 +239,66 @@ static void test_prometheus_share_of_the_node(void **state) {
   assert_logged("to=\"w1\" reason=\"w1: the lowest usage after the move (49.00%) of 2 destinations\"");
 }
 
+/* overutilizedFor: a node gives up VMs only once it has been overutilized that long; the
+ * state is the cycle's history (a Deployment keeps it) and the node's annotation (a one-shot
+ * run reads it), so it holds across cycles and restarts */
+static void test_hysteresis_across_cycles_and_restarts(void **state) {
+  (void)state;
+  const char *pol = lnu("{targetedMigration: true, overutilizedFor: 5m}", NULL);
+  fw_history hist = {0};
+  sim_history = &hist;
+  crowded_with("n2", "n3");
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:00:00Z", 3);
+  assert_string_equal(moves(), "");
+  assert_logged("\"Node is overutilized, but not for long enough to give up pods\" "
+                "plugin=\"LowNodeUtilization\" ExtensionPoint=\"Balance\" node=\"n1\" "
+                "overutilizedFor=\"0s\" required=\"5m0s\"");
+  assert_int_equal(fw_history_since(&hist, "n1"), 1767225600LL);
+  assert_int_equal(fw_history_since(&hist, "n2"), 0);
+  /* 4 minutes on: still not; 5 minutes on: the node gives up its VMs */
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:04:00Z", 3);
+  assert_string_equal(moves(), "");
+  assert_logged("node=\"n1\" overutilizedFor=\"4m0s\" required=\"5m0s\"");
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:05:00Z", 3);
+  assert_string_equal(moves(), "virt-launcher-vm1>n2 virt-launcher-vm2>n3");
+  /* a node that falls below the target forgets: it starts again from its next time over */
+  cluster_begin();
+  cluster_node("n1");
+  cluster_node("n2");
+  cluster_node("n3");
+  vm_on("vm1", "n1", "2", NULL);
+  vm_on("vm2", "n2", "2", NULL);
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:06:00Z", 3);
+  assert_int_equal(fw_history_since(&hist, "n1"), 0);
+  fw_history_free(&hist);
+  sim_history = NULL;
+  /* a restart (or the next one-shot run): the state is the node's annotation */
+  cluster_begin();
+  cluster_node("n1", .meta = "\"annotations\":{\"" NODE_OVER_SINCE_ANNOTATION
+                             "\":\"2025-12-31T23:50:00Z\"}");
+  cluster_node("n2");
+  cluster_node("n3");
+  for (int i = 1; i <= 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "vm%d", i);
+    vm_on(name, "n1", "2", NULL);
+  }
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:00:00Z", 3);
+  assert_string_equal(moves(), "virt-launcher-vm1>n2 virt-launcher-vm2>n3");
+  /* an annotation that is not a time is no state at all, and does not cost the node */
+  cluster_begin();
+  cluster_node("n1", .meta = "\"annotations\":{\"" NODE_OVER_SINCE_ANNOTATION "\":\"soon\"}");
+  cluster_node("n2");
+  for (int i = 1; i <= 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "vm%d", i);
+    vm_on(name, "n1", "2", NULL);
+  }
+  sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:00:00Z", 3);
+  assert_string_equal(moves(), "");
+  assert_logged("node=\"n1\" overutilizedFor=\"0s\" required=\"5m0s\"");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_off_by_default_then_lowest_usage_first, teardown),
@@ -245,6 +307,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_min_improvement, teardown),
       cmocka_unit_test_teardown(test_sink_refuses_a_vmi_that_cannot_migrate, teardown),
       cmocka_unit_test_teardown(test_prometheus_share_of_the_node, teardown),
+      cmocka_unit_test_teardown(test_hysteresis_across_cycles_and_restarts, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

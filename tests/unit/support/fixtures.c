@@ -174,6 +174,8 @@ void cluster_node_(const char *name, node_opts o) {
     put(",\"labels\":");
     put_map(o.labels);
   }
+  if (o.meta)
+    put(",%s", o.meta);
   put("},\"spec\":{");
   if (o.unschedulable)
     put("\"unschedulable\":true%s", o.taints ? "," : "");

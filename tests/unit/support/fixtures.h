@@ -37,6 +37,7 @@ typedef struct {
   bool unschedulable;              /* cordoned */
   const char *ready;               /* the Ready condition's status; NULL: no conditions */
   const char *cpu, *memory, *pods; /* allocatable; NULL: cluster_capacity's */
+  const char *meta;                /* more metadata members (JSON) */
 } node_opts;
 void cluster_node_(const char *name, node_opts o);
 #define cluster_node(name, ...) cluster_node_((name), (node_opts){__VA_ARGS__})

@@ -1,6 +1,8 @@
 /* support.c - see support.h. */
 #include "support.h"
 
+fw_history *sim_history;
+
 #include "../../../src/decode/decode.h"
 #include "../../../src/obs/log.h"
 #include "../../../src/plugins/registry.h"
@@ -81,7 +83,7 @@ int sim_run_prepared(sim_run *r, const char *policy_yaml, const char *snapshot_j
       bg_sync(&r->bg, r->m, t, true);
     sim_sink sink;
     sim_sink_init(&sink, r->m);
-    fw_options opt = {gate, t};
+    fw_options opt = {gate, t, NULL, NULL, sim_history};
     r->rc = fw_run_cycle(r->pol, r->m, &r->bg, &sink.base, &opt, &r->res, &r->err);
     sim_sink_free(&sink);
   }

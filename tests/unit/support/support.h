@@ -27,6 +27,10 @@ typedef struct {
   char *logs;  /* everything logged during the run (at the verbosity given) */
 } sim_run;
 
+/* The state across cycles the runs keep (a Deployment's), or NULL (each cycle its own, seeded
+ * from the nodes' annotations, as simulate does). */
+extern fw_history *sim_history;
+
 /* Runs one cycle. now is RFC 3339 or NULL (2026-01-01T00:00:00Z). verbosity sets --v. */
 int sim_run_strings(sim_run *r, const char *policy_yaml, const char *snapshot_json, bool gate,
                     const char *now, int verbosity);
