@@ -108,6 +108,10 @@ static void result_json(strbuf *sb, const verify_target *t, const char *vmi, boo
   sb_append_json_str(sb, vmi);
   sb_append(sb, ",\"from\":");
   sb_append_json_str(sb, t->from);
+  if (t->to) {
+    sb_append(sb, ",\"to\":");
+    sb_append_json_str(sb, t->to);
+  }
   sb_printf(sb, ",\"verified\":%s", have && verify_passed(res) ? "true" : "false");
   if (!have) {
     sb_append(sb, ",\"error\":");
@@ -142,12 +146,16 @@ static void result_json(strbuf *sb, const verify_target *t, const char *vmi, boo
 
 int cmd_verify(int argc, char **argv) {
   const char *kubeconfig = NULL, *vmi = NULL, *from = NULL, *uid = NULL, *log_path = NULL;
+  const char *to = NULL;
   const char *output = "text";
   int64_t timeout = 300LL * 1000000000LL;
   flag_def defs[] = {
       {"vmi", NULL, FLAG_STRING, &vmi, "the VMI that was asked to move: NAMESPACE/NAME", NULL},
       {"from", NULL, FLAG_STRING, &from, "the node it was evicted from", NULL},
       {"uid", NULL, FLAG_STRING, &uid, "the VMI's UID recorded before the move", NULL},
+      {"to", NULL, FLAG_STRING, &to,
+       "a targeted move: the node it was sent to (the plan's \"to\"); the VMI must run there",
+       NULL},
       {"timeout", NULL, FLAG_DURATION, &timeout,
        "how long to wait for every condition; 0 = look once", NULL},
       {"log", NULL, FLAG_STRING, &log_path,
@@ -180,6 +188,8 @@ int cmd_verify(int argc, char **argv) {
   }
   if (uid && !*uid)
     uid = NULL;
+  if (to && !*to)
+    to = NULL;
   if (log_path) {
     FILE *f = fopen(log_path, "rb");
     if (!f) {
@@ -190,7 +200,7 @@ int cmd_verify(int argc, char **argv) {
   }
   char ns[256];
   snprintf(ns, sizeof ns, "%.*s", (int)(slash - vmi), vmi);
-  verify_target t = {ns, slash + 1, from, uid};
+  verify_target t = {ns, slash + 1, from, uid, to};
 
   kube_config *cfg;
   kube_client *c = cli_connect("verify", kubeconfig, &cfg);

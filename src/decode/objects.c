@@ -649,7 +649,8 @@ static int decode_annotations(dctx *c, pod *p, const doc_node *ann) {
                {"kubernetes.io/config.source", ANN_CONFIG_SOURCE},
                {"descheduler.alpha.kubernetes.io/request-evict-only", ANN_REQUEST_EVICT_ONLY},
                {"descheduler.alpha.kubernetes.io/eviction-in-progress", ANN_EVICTION_IN_PROGRESS},
-               {"kubevirt.io/domain", ANN_KUBEVIRT_DOMAIN}};
+               {"kubevirt.io/domain", ANN_KUBEVIRT_DOMAIN},
+               {VM_NO_EVICTION_ANNOTATION, ANN_VM_NO_EVICTION}};
   for (size_t i = 0; i < ann->n; i++) {
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
       if (strcmp(ann->pairs[i].key, known[k].key) != 0)
@@ -1090,6 +1091,9 @@ static int decode_vmi(dctx *c, const doc_node *obj) {
       get_str(c, doc_path(obj, "metadata", "annotations", VMI_MOVES_ANNOTATION, NULL),
               "metadata.annotations", &v->moves) < 0)
     return -1;
+  const doc_node *ann = doc_path(obj, "metadata", "annotations", NULL);
+  v->no_eviction = doc_get(ann, VM_NO_EVICTION_ANNOTATION) != NULL;
+  v->prefer_no_eviction = doc_get(ann, PREFER_NO_EVICTION_ANNOTATION) != NULL;
   v->eviction_strategy = str_or(v->eviction_strategy, "");
   v->node_name = str_or(v->node_name, "");
   v->phase = str_or(v->phase, "");

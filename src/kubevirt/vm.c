@@ -147,6 +147,20 @@ void kubevirt_view_effect(const model *m, const pod *p, vm_view *out) {
   view(m, p, out, false);
 }
 
+bool kubevirt_vm_no_eviction(const model *m, const pod *p) {
+  if (!kubevirt_is_launcher(p))
+    return false;
+  const vmi_obj *v = model_pod_vmi(m, p);
+  return (p->annotations & ANN_VM_NO_EVICTION) || (v && v->no_eviction);
+}
+
+bool kubevirt_vm_prefers_no_eviction(const model *m, const pod *p) {
+  if (!kubevirt_is_launcher(p))
+    return false;
+  const vmi_obj *v = model_pod_vmi(m, p);
+  return v && v->prefer_no_eviction;
+}
+
 /* ---------- migrations in flight ---------- */
 
 typedef struct {

@@ -39,6 +39,13 @@
 /* true for a virt-launcher pod: label kubevirt.io=virt-launcher */
 bool kubevirt_is_launcher(const pod *p);
 
+/* A VM's opt-outs, read from its VMI as well as its launcher pod (the pod gets the VMI's
+ * annotations only when the VM starts; the VMI's count from the next cycle):
+ * VM_NO_EVICTION_ANNOTATION (never move it) and PREFER_NO_EVICTION_ANNOTATION (upstream's
+ * DefaultEvictor noEvictionPolicy decides). false for other pods. */
+bool kubevirt_vm_no_eviction(const model *m, const pod *p);
+bool kubevirt_vm_prefers_no_eviction(const model *m, const pod *p);
+
 typedef enum {
   VM_EFFECT_NONE,     /* not a launcher (or a finished one): an ordinary pod eviction */
   VM_EFFECT_MIGRATE,  /* KubeVirt answers 429 and live-migrates the VM */

@@ -130,6 +130,7 @@ enum {
   ANN_REQUEST_EVICT_ONLY = 1u << 4,     /* descheduler.alpha.kubernetes.io/request-evict-only */
   ANN_EVICTION_IN_PROGRESS = 1u << 5,   /* descheduler.alpha.kubernetes.io/eviction-in-progress */
   ANN_KUBEVIRT_DOMAIN = 1u << 6,        /* kubevirt.io/domain (value kept) */
+  ANN_VM_NO_EVICTION = 1u << 7,         /* VM_NO_EVICTION_ANNOTATION (any value) */
 };
 
 typedef struct node node;
@@ -255,6 +256,11 @@ typedef struct {
  * times, comma-separated, oldest first (kubevirt/vm.h reads and writes it). Kept on the VMI so
  * the anti-flapping cooldown survives restarts of the descheduler. */
 #define VMI_MOVES_ANNOTATION "vm-rebalance.descheduler.io/requests"
+/* A VM's opt-out, on its VMI or its launcher pod (any value): VMSafety never moves it
+ * (docs/vm-safety.md). On a VMI it takes effect at the next cycle; a launcher pod gets the VMI's
+ * annotations only when the VM starts. */
+#define VM_NO_EVICTION_ANNOTATION "vm-rebalance.descheduler.io/no-eviction"
+#define PREFER_NO_EVICTION_ANNOTATION "descheduler.alpha.kubernetes.io/prefer-no-eviction"
 
 /* KubeVirt objects (KubeVirt's staging/src/kubevirt.io/api/core/v1/types.go). */
 typedef struct {
@@ -269,6 +275,8 @@ typedef struct {
   bool has_migration_start, has_migration_end;
   int64_t migration_start, migration_end; /* migrationState start/endTimestamp, epoch seconds */
   const char *moves; /* annotation VMI_MOVES_ANNOTATION or NULL */
+  bool no_eviction;        /* annotation VM_NO_EVICTION_ANNOTATION */
+  bool prefer_no_eviction; /* annotation PREFER_NO_EVICTION_ANNOTATION, as on its launcher */
   uint32_t index;    /* position in the model's vmis (model_finish) */
 } vmi_obj;
 

@@ -11,6 +11,7 @@
  * Protections are resolved once per config: with podProtections given, defaults minus
  * defaultDisabled plus extraEnabled; otherwise the deprecated booleans. */
 #include "../framework/framework.h"
+#include "../kubevirt/vm.h"
 #include "../framework/podutil.h"
 #include "../policy/args.h"
 #include "../util/strbuf.h"
@@ -343,6 +344,13 @@ static bool de_filter(plugin_handle *h, const void *vargs, const pod *p) {
     fw_reject_reason(h, "the pod asks not to be evicted (annotation "
                         "descheduler.alpha.kubernetes.io/prefer-no-eviction, noEvictionPolicy "
                         "Mandatory)");
+    return false;
+  }
+  /* a VM asks on its VMI: the launcher pod only gets the VMI's annotations when the VM starts */
+  if (a->mandatory && kubevirt_vm_prefers_no_eviction(h->m, p)) {
+    fw_reject_reason(h, "the VM asks not to be evicted (annotation "
+                        "descheduler.alpha.kubernetes.io/prefer-no-eviction on its VMI, "
+                        "noEvictionPolicy Mandatory)");
     return false;
   }
   strbuf fails = {0};

@@ -21,6 +21,9 @@
  *                                  counts them as done. When the cluster's KubeVirt CR
  *                                  could not be decoded the limits are unknown and no
  *                                  migration is requested.
+ *   noEviction (Filter, always)    the VM opted out: annotation vm-rebalance.descheduler.io/
+ *                                  no-eviction on its VMI (read every cycle, no restart of
+ *                                  the VM needed) or its launcher pod.
  *   cooldown, maxCooldown, cooldownWindow (PreEvictionFilter)
  *                                  anti-flapping: after this descheduler moved a VM (recorded on
  *                                  the VMI, see runbook/recorder.h) it is left alone for
@@ -167,6 +170,9 @@ static bool vs_filter(plugin_handle *h, const void *vargs, const pod *p) {
     return true;
   vm_view v;
   kubevirt_view_effect(h->m, p, &v);
+  if (kubevirt_vm_no_eviction(h->m, p))
+    return reject(h, "Filter", "noEviction", p, &v,
+                  "the VM opted out (annotation " VM_NO_EVICTION_ANNOTATION " on its VMI or launcher)");
   if (on(a->require_live_migration) && v.effect != VM_EFFECT_MIGRATE &&
       v.effect != VM_EFFECT_EXTERNAL) {
     kubevirt_view(h->m, p, &v); /* with its text, for the record */

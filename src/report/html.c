@@ -126,7 +126,7 @@ static void moves_section(const html_input *in, strbuf *out) {
   planned_move *mv = report_moves(in->m, in->res, &n);
   sb_printf(out, "<h2>Planned moves (%zu)</h2>", n);
   sb_append(out, "<table id=\"moves\"><thead><tr><th>#</th><th>pod</th><th>from</th>"
-                 "<th>likely to</th><th>how</th><th>by</th></tr></thead><tbody>");
+                 "<th>to</th><th>how</th><th>by</th></tr></thead><tbody>");
   for (size_t i = 0; i < n; i++) {
     const fw_eviction *e = &in->res->evictions[i];
     char ref[512];
@@ -135,15 +135,19 @@ static void moves_section(const html_input *in, strbuf *out) {
     sb_append(out, "</td><td>");
     esc(out, mv[i].from ? mv[i].from->name : mv[i].pod->node_name);
     sb_append(out, "</td><td>");
-    if (mv[i].to)
+    if (mv[i].to) {
       esc(out, mv[i].to->name);
-    else {
+      if (!mv[i].chosen)
+        sb_append(out, " <span class=\"note\">(likely: the scheduler places it)</span>");
+    } else {
       sb_append(out, "<span class=\"note\">");
       esc(out, mv[i].why_none);
       sb_append(out, "</span>");
     }
     sb_printf(out, "</td><td>%s</td><td>",
-              e->background ? "eviction request: KubeVirt live-migrates the VM" : "eviction");
+              e->to           ? "live migration to the chosen node"
+              : e->background ? "eviction request: KubeVirt live-migrates the VM"
+                              : "eviction");
     esc(out, e->profile);
     sb_appendc(out, '/');
     esc(out, e->plugin);

@@ -1,4 +1,4 @@
-/* moves.c - likely destinations of a plan's pods; see moves.h. */
+/* moves.c - destinations of a plan's pods, chosen or likely; see moves.h. */
 #include "moves.h"
 
 #include "../framework/podutil.h"
@@ -49,7 +49,13 @@ planned_move *report_moves(const model *m, const fw_result *res, size_t *count) 
     mv->pod = p;
     mv->from = p->node;
     long best = -1;
-    for (size_t i = 0; i < m->nodes.n; i++) {
+    /* a targeted move: the descheduler chose the node itself */
+    const char *to = res->evictions[e].to;
+    for (size_t i = 0; to && i < m->nodes.n; i++)
+      if (!strcmp(m->nodes.items[i]->name, to))
+        best = (long)i;
+    mv->chosen = best >= 0;
+    for (size_t i = 0; !mv->chosen && i < m->nodes.n; i++) {
       const node *n = m->nodes.items[i];
       if (n == p->node || !fits(p, n, &rooms[i]))
         continue;

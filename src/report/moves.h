@@ -1,7 +1,8 @@
-/* moves.h - where the pods a plan moves will likely land.
+/* moves.h - where the pods a plan moves will land.
  *
- * The descheduler only evicts; the scheduler (or, for a VM, KubeVirt's migration controller)
- * picks the destination. For the report, each planned pod is placed, in plan order, on the
+ * A targeted move (docs/vm-safety.md) goes to the node the cycle chose. Otherwise the
+ * descheduler only evicts, and the scheduler (or, for a VM, KubeVirt's migration controller)
+ * picks the destination: for the report, each such pod is placed, in plan order, on the
  * node the default scheduler would most likely choose among those where it fits as NodeFit
  * checks it: Ready, schedulable, the pod's nodeSelector and required node affinity match, the
  * node's NoSchedule/NoExecute taints are tolerated, and its requests fit in what the node has
@@ -18,6 +19,7 @@ typedef struct {
   const pod *pod;
   const node *from;
   const node *to; /* NULL when no node fits */
+  bool chosen;    /* to is the node of a targeted move, not the likely one */
   const char *why_none; /* static text when to is NULL */
 } planned_move;
 

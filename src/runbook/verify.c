@@ -2,6 +2,7 @@
 #include "verify.h"
 
 #include "../kube/cluster.h"
+#include "../kubevirt/vm.h"
 #include "../doc/doc.h"
 #include "../apimachinery/timeutil.h"
 
@@ -52,6 +53,11 @@ static int keep_migration(void *ctx, doc_node *o, dserr *err) {
   m->phase = dup_str(a, doc_path(o, "status", "phase", NULL));
   m->evacuation_node =
       dup_str(a, doc_path(o, "metadata", "annotations", "kubevirt.io/evacuationMigration", NULL));
+  if (!*m->evacuation_node) /* a targeted move names the node it leaves itself */
+    m->evacuation_node =
+        dup_str(a, doc_path(o, "metadata", "annotations", KUBEVIRT_MOVE_FROM_ANNOTATION, NULL));
+  m->asked_node =
+      dup_str(a, doc_path(o, "spec", "addedNodeSelector", "kubernetes.io/hostname", NULL));
   m->source_node = dup_str(a, doc_get(ms, "sourceNode"));
   m->target_node = dup_str(a, doc_get(ms, "targetNode"));
   m->source_pod = dup_str(a, doc_get(ms, "sourcePod"));
@@ -178,8 +184,11 @@ static bool terminal(const char *phase) {
   return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
 
+/* KubeVirt's evacuation of the VMI from `from` (what an eviction starts), or this descheduler's
+ * targeted move of it (docs/vm-safety.md) */
 static bool is_evacuation_from(const verify_migration *m, const char *from) {
-  return !strncmp(m->name, EVACUATION_PREFIX, strlen(EVACUATION_PREFIX)) &&
+  bool ours = !strncmp(m->name, KUBEVIRT_MOVE_PREFIX, strlen(KUBEVIRT_MOVE_PREFIX));
+  return (ours || !strncmp(m->name, EVACUATION_PREFIX, strlen(EVACUATION_PREFIX))) &&
          (!strcmp(m->evacuation_node, from) || !strcmp(m->source_node, from));
 }
 
@@ -212,6 +221,12 @@ static void judge_node(const verify_state *st, const verify_target *t, verify_co
         *st->phase ? st->phase : "\"\"");
   else if (!strcmp(st->node, t->from))
     set(c, "node", VERIFY_FAIL, "the VMI still runs on %s", t->from);
+  else if (t->to && strcmp(st->node, t->to))
+    set(c, "node", VERIFY_FAIL, "the VMI runs on %s, not on %s (--to) where it was sent", st->node,
+        t->to);
+  else if (t->to)
+    set(c, "node", VERIFY_PASS, "the VMI runs on %s, where it was sent (--to), not on %s",
+        st->node, t->from);
   else
     set(c, "node", VERIFY_PASS, "the VMI runs on %s, not on %s", st->node, t->from);
 }
@@ -242,7 +257,8 @@ static void judge_migration(const verify_state *st, const verify_target *t,
                             const verify_migration *m, verify_condition *c) {
   if (!m) {
     set(c, "migration", VERIFY_FAIL,
-        "no " EVACUATION_PREFIX "* migration of %s/%s from %s (%zu other migration%s of the VMI)",
+        "no " EVACUATION_PREFIX "* or " KUBEVIRT_MOVE_PREFIX
+        "* migration of %s/%s from %s (%zu other migration%s of the VMI)",
         t->ns, t->name, t->from, st->nmigrations, st->nmigrations == 1 ? "" : "s");
     return;
   }

@@ -35,6 +35,7 @@ typedef struct {
   const char *ns, *name; /* the VMI */
   const char *from;      /* the node it was evicted from */
   const char *uid;       /* the UID recorded before the move; NULL when not given */
+  const char *to;        /* the node a targeted move asked for; NULL when not given */
 } verify_target;
 
 typedef struct {
@@ -44,7 +45,9 @@ typedef struct {
 
 typedef struct {
   const char *name, *phase;
-  const char *evacuation_node;           /* annotation kubevirt.io/evacuationMigration or "" */
+  const char *evacuation_node;           /* annotation kubevirt.io/evacuationMigration, or for a
+                                            targeted move KUBEVIRT_MOVE_FROM_ANNOTATION, or "" */
+  const char *asked_node;                /* a targeted move's spec.addedNodeSelector hostname */
   const char *source_node, *target_node; /* status.migrationState, "" when unset */
   const char *source_pod, *target_pod, *failure_reason;
   bool has_created;

@@ -71,12 +71,18 @@ for i, (mv, e) in enumerate(zip(moves, plan["evictions"])):
     num, pod, frm, to, how, by = mv
     assert int(num) == i + 1 and pod == e["pod"] and frm == e["node"], (mv, e)
     assert by == e["profile"] + "/" + e["plugin"], (mv, e)
-    assert how == ("eviction request: KubeVirt live-migrates the VM" if e["background"] else "eviction"), (mv, e)
+    assert how == ("live migration to the chosen node" if e.get("to") else
+                   "eviction request: KubeVirt live-migrates the VM" if e["background"] else "eviction"), (mv, e)
     if to.startswith('<span class="note">'):
         assert "no other node fits it" in to, to
         tos.append(None)
     else:
+        likely = ' <span class="note">(likely: the scheduler places it)</span>'
+        # a targeted move names the node the cycle chose; an eviction the likely one
+        assert to.endswith(likely) != bool(e.get("to")), (to, e)
+        to = to[:-len(likely)] if to.endswith(likely) else to
         assert to in nodes and to != frm, (to, frm)  # a node of the cluster, never the source
+        assert to == e.get("to", to), (to, e)
         tos.append(to)
 if want_to is not None:
     assert tos == want_to, (tos, want_to)
@@ -138,6 +144,8 @@ report_case() {
 # worker); filters by outcome, node, namespace, and namespace and outcome together
 report_case example "$EXAMPLE/policy.yaml" "$EXAMPLE/cluster.json" yes '["worker-b"]' \
   "outcome=requested" "node=worker-b" "namespace=vms" "namespace=kube-system&outcome=rejected"
+# the targeted policy: the VM goes to worker-b, the node the cycle chose ("to", not "likely")
+report_case targeted "$DATA/targeted-policy.yaml" "$EXAMPLE/cluster.json" no '["worker-b"]' "outcome=requested"
 # t0005's cluster with eviction limits: both moves go to under-c, the node with room
 report_case limits "$DATA/limits-policy.yaml" "$DATA/limits-cluster.json" no '["under-c", "under-c"]' \
   "outcome=limit" "namespace=shop&node=over-a"

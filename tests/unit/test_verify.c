@@ -89,6 +89,26 @@ static void test_good_move_passes(void **state) {
   expect(&t, "old-launcher", VERIFY_PASS, "terminated on w1: virt-launcher-vm-a-old (Succeeded)");
 }
 
+/* a targeted move (docs/vm-safety.md): this descheduler's descheduler-move-* migration is the
+ * one judged, and with --to the VMI must run on the node it was sent to */
+static void test_targeted_move(void **state) {
+  (void)state;
+  good_state();
+  MIG.name = "descheduler-move-x7k2p";
+  MIG.asked_node = "w2";
+  verify_target t = T;
+  t.to = "w2";
+  expect(&t, "migration", VERIFY_PASS, "descheduler-move-x7k2p Succeeded: w1 -> w2");
+  expect(&t, "node", VERIFY_PASS, "the VMI runs on w2, where it was sent (--to), not on w1");
+  t.to = "w3";
+  expect(&t, "node", VERIFY_FAIL, "the VMI runs on w2, not on w3 (--to) where it was sent");
+  assert_false(verify_passed(&RES));
+  /* another prefix is not a move of either kind */
+  MIG.name = "someone-elses";
+  t.to = NULL;
+  expect(&t, "migration", VERIFY_FAIL, "no kubevirt-evacuation-* or descheduler-move-* migration");
+}
+
 static void test_still_on_source(void **state) {
   (void)state;
   good_state();
@@ -113,10 +133,10 @@ static void test_migration_failed_or_missing(void **state) {
   good_state();
   MIG.name = "manual-move";
   expect(&T, "migration", VERIFY_FAIL,
-         "no kubevirt-evacuation-* migration of vms/vm-a from w1 (1 other migration of the VMI)");
+         "no kubevirt-evacuation-* or descheduler-move-* migration of vms/vm-a from w1 (1 other migration of the VMI)");
   good_state();
   MIG.evacuation_node = MIG.source_node = "w3";
-  expect(&T, "migration", VERIFY_FAIL, "no kubevirt-evacuation-* migration");
+  expect(&T, "migration", VERIFY_FAIL, "no kubevirt-evacuation-* or descheduler-move-* migration");
   /* it moved on again since */
   good_state();
   ST.node = "w3";
@@ -275,6 +295,7 @@ static void test_log_json_lines(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_targeted_move),
       cmocka_unit_test(test_good_move_passes),
       cmocka_unit_test(test_still_on_source),
       cmocka_unit_test(test_migration_failed_or_missing),

@@ -407,8 +407,29 @@ static void test_ordinary_pods_pass(void **state) {
   assert_string_equal(plan(), "shop/web");
 }
 
+/* A VM opts out on its VMI, where an owner can change it without restarting the VM (the launcher
+ * pod only gets the VMI's annotations at start): vm-rebalance.descheduler.io/no-eviction is
+ * never moved; descheduler.alpha.kubernetes.io/prefer-no-eviction on the VMI counts as on the
+ * launcher (the DefaultEvictor's noEvictionPolicy decides) */
+static void test_vm_opt_out_on_the_vmi(void **state) {
+  (void)state;
+  begin("LiveMigrate", 10, 10);
+  vm("keep", .annotations = "\"vm-rebalance.descheduler.io/no-eviction\":\"true\"");
+  vm("prefer", .annotations = "\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\"");
+  vm("free");
+  run(vs_policy(NULL, NULL));
+  assert_string_equal(plan(), "vms/virt-launcher-free vms/virt-launcher-prefer");
+  assert_logged("pod=\"vms/virt-launcher-keep\" vmi=\"vms/keep\" rule=\"noEviction\" reason=\"the VM "
+                "opted out (annotation vm-rebalance.descheduler.io/no-eviction on its VMI or "
+                "launcher)\"");
+  run(plugin_policy(.plugin = "PodLifeTime", .args = "{maxPodLifeTimeSeconds: 0}",
+                    .evictor_args = "{evictLocalStoragePods: true, noEvictionPolicy: Mandatory}"));
+  assert_string_equal(plan(), "vms/virt-launcher-free");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_vm_opt_out_on_the_vmi, teardown),
       cmocka_unit_test_teardown(test_recorded_none_is_never_requested, teardown),
       cmocka_unit_test_teardown(test_not_live_migratable_is_never_requested, teardown),
       cmocka_unit_test_teardown(test_cluster_default_none, teardown),
