@@ -39,6 +39,15 @@ static void vm_on(const char *name, const char *node, const char *cpu, const cha
                name, name, node);
 }
 
+/* four VMs of 2 cpu on n1: 100% of its 8 */
+static void four_vms_on_n1(void) {
+  for (int i = 1; i <= 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "vm%d", i);
+    vm_on(name, "n1", "2", NULL);
+  }
+}
+
 /* n1: four VMs of 2 cpu (100%); the nodes named after it, empty */
 static void crowded(const char *const *empty) {
   cluster_begin();
@@ -49,11 +58,7 @@ static void crowded(const char *const *empty) {
                "\"kubevirt\",\"namespace\":\"kubevirt\"},\"spec\":{\"configuration\":{"
                "\"evictionStrategy\":\"LiveMigrate\",\"migrations\":{"
                "\"parallelMigrationsPerCluster\":10,\"parallelOutboundMigrationsPerNode\":10}}}}");
-  for (int i = 1; i <= 4; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "vm%d", i);
-    vm_on(name, "n1", "2", NULL);
-  }
+  four_vms_on_n1();
 }
 #define crowded_with(...) crowded((const char *const[]){__VA_ARGS__, NULL})
 
@@ -278,22 +283,14 @@ static void test_hysteresis_across_cycles_and_restarts(void **state) {
                              "\":\"2025-12-31T23:50:00Z\"}");
   cluster_node("n2");
   cluster_node("n3");
-  for (int i = 1; i <= 4; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "vm%d", i);
-    vm_on(name, "n1", "2", NULL);
-  }
+  four_vms_on_n1();
   sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:00:00Z", 3);
   assert_string_equal(moves(), "virt-launcher-vm1>n2 virt-launcher-vm2>n3");
   /* an annotation that is not a time is no state at all, and does not cost the node */
   cluster_begin();
   cluster_node("n1", .meta = "\"annotations\":{\"" NODE_OVER_SINCE_ANNOTATION "\":\"soon\"}");
   cluster_node("n2");
-  for (int i = 1; i <= 4; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "vm%d", i);
-    vm_on(name, "n1", "2", NULL);
-  }
+  four_vms_on_n1();
   sim_rerun(&R, pol, cluster_end(), true, "2026-01-01T00:00:00Z", 3);
   assert_string_equal(moves(), "");
   assert_logged("node=\"n1\" overutilizedFor=\"0s\" required=\"5m0s\"");
