@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The quick loop (`make check`): what can be checked in about two minutes on two cores,
-# with no server started: the include rule of the layers, the unit tests, upstream's
-# conformance vectors and the offline CLI scripts (those that start no API simulator,
+# with no server started: the include rule of the layers, the cluster lab's scenario files, the
+# unit tests, upstream's conformance vectors and the offline CLI scripts (those that start no API simulator,
 # Prometheus or kube-apiserver), the scripts in two lanes side by side.
 # `make test` runs all of this and the rest (sanitizers, fuzzing, valgrind, the live
 # scripts, the fault matrix, the simulator's own tests, the real kube-apiserver tier and the
@@ -41,6 +41,7 @@ step() { # name, command...
 }
 start=$SECONDS
 step layers bash -c "python3 tests/tools/check_layers.py && python3 tests/tools/check_layers.py --self-test"
+step lab-scenario-files python3 -m unittest discover -s tests/lab -p test_scenario_file.py
 # the CLI lanes run beside the unit tests and the vectors
 export DESCHEDULER=$bin
 tests/cli/run-scripts.sh $(scripts "${lane1[@]}") >"$here/build/check-cli1.log" 2>&1 &

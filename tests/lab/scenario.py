@@ -235,7 +235,9 @@ def load(name_or_path, small=False):
     """The scenario as a dict with every default filled in. `small` applies the file's `small:`
     overrides (a smaller cluster for `make test`), which are checked like the rest."""
     path = path_of(name_or_path)
-    where = os.path.relpath(path, ROOT) if os.path.isabs(path) else path
+    # the repository's own files by their path in it; anything else as the user gave it
+    full = os.path.abspath(path)
+    where = os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else path
     if not os.path.isfile(path):
         names = sorted(f[:-5] for f in os.listdir(SCENARIOS) if f.endswith(".yaml"))
         raise ScenarioError("%s: no such scenario (known: %s)" % (where, ", ".join(names)))

@@ -16,6 +16,7 @@ Skipped, saying why, where the lab's components cannot be built or run on this m
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,37 @@ class Pinned(unittest.TestCase):
         self.assertGreater(len(self.r["moves"]), 0)
         for key in self.r["moves"]:
             self.assertTrue(key.split("/")[1].startswith("movable-"), key)
+
+
+class Interrupted(unittest.TestCase):
+    """run.py stopped by SIGTERM (or SIGINT) once its lab runs: every process the lab started
+    is gone, and so is its working directory."""
+
+    def test_sigterm_and_sigint_leave_nothing(self):
+        if not os.access(BINARY, os.X_OK):
+            self.skipTest("%s is not built (make build)" % BINARY)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with tempfile.TemporaryDirectory() as out:
+                p = subprocess.Popen([sys.executable, os.path.join(HERE, "run.py"), "pinned", "--small",
+                                      "--binary", BINARY, "--out", out],
+                                     stderr=subprocess.PIPE, text=True)
+                work = None
+                for line in p.stderr:
+                    m = re.search(r"kubeconfig (\S+)/lab/kubeconfig", line)
+                    work = work or (m and m.group(1))
+                    if "cycle 0:" in line:
+                        break
+                self.assertTrue(work, "the lab never became ready")
+                pids = [l.split()[1] for l in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True,
+                                                              text=True).stdout.splitlines() if work in l]
+                self.assertGreater(len(pids), 3, "the lab's processes")
+                p.send_signal(sig)
+                p.stderr.read()
+                p.wait(60)
+                left = [l for l in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True,
+                                                  text=True).stdout.splitlines() if work in l]
+                self.assertEqual(left, [], "processes left after %s" % sig.name)
+                self.assertFalse(os.path.exists(work), work)
 
 
 class Report(unittest.TestCase):
