@@ -166,10 +166,12 @@ static void write_decisions(runner *r, const fw_result *res, const decisions *de
   strbuf sb = {0};
   sb_append(&sb, "{\"time\":\"");
   time_format_rfc3339(&sb, now);
-  sb_printf(&sb, "\",\"cycle\":%llu,\"dryRun\":%s,\"totals\":{\"evicted\":%llu,\"requests\":%llu},"
-                 "\"decisions\":",
+  sb_printf(&sb,
+            "\",\"cycle\":%llu,\"dryRun\":%s,\"totals\":{\"evicted\":%llu,\"requests\":%llu,"
+            "\"migrations\":%llu},\"decisions\":",
             (unsigned long long)++r->cycles, r->o->dry_run ? "true" : "false",
-            (unsigned long long)res->evicted, (unsigned long long)res->requests);
+            (unsigned long long)res->evicted, (unsigned long long)res->requests,
+            (unsigned long long)res->migrations);
   decisions_json(dec, (size_t)r->o->decision_examples, false, &sb);
   sb_append(&sb, "}\n");
   if (fputs(sb_str(&sb), r->decisions_out) == EOF || fflush(r->decisions_out) == EOF)

@@ -642,6 +642,7 @@ static evict_status migrating(plugin_handle *h, pod *p, const node *dest, const 
   if (p->node)
     cy->req_changed[p->node->index] = true;
   record(cy, p, h->prof->name, h->plugin, true, dest->name);
+  cy->out->migrations++;
   strbuf why = {0};
   sb_printf(&why, "live migration to %s requested (%s)", dest->name, msg);
   if (why_dest)

@@ -139,6 +139,7 @@ typedef struct {
   const char **node_category; /* by model node index: first classification a plugin logged */
   uint64_t evicted;  /* totalEvicted */
   uint64_t requests; /* evictionRequests: the background cache size at the end */
+  uint64_t migrations; /* targeted moves KubeVirt accepted (fw_migrate) */
   bool skipped;      /* fewer than 2 nodes */
   size_t nnodes;     /* nodes in the cycle */
 } fw_result;
