@@ -642,34 +642,70 @@ static double pct_with(const nu_node *nn, size_t j, int64_t delta) {
 }
 
 /* The plugin's imbalance: the largest, over its resources, standard deviation of its nodes'
- * usage percentages (population; in percentage points), with src and dest moved by the deltas
- * when they are given. The spread's other measure, max - min, does not fall when one of two
- * equally hot nodes gives a VM to one of two empty ones; the standard deviation falls with
- * every move from above the mean to below it. */
-static double imbalance_with(const nu_plan *plan, const nu_node *src, const int64_t *src_delta,
-                             const nu_node *dest, const int64_t *dest_delta) {
+ * usage percentages (population; in percentage points). The spread's other measure, max - min,
+ * does not fall when one of two equally hot nodes gives a VM to one of two empty ones; the
+ * standard deviation falls with every move from above the mean to below it. The sums are taken
+ * once per choice (spread_of), and a candidate move changes two terms of them (spread_after). */
+typedef struct {
+  double sum[NU_MAX_RES], sq[NU_MAX_RES];
+  size_t k[NU_MAX_RES];
+} spread;
+
+static double spread_sd(const spread *s, size_t j, double sum, double sq) {
+  if (!s->k[j])
+    return 0;
+  double mean = sum / (double)s->k[j], var = sq / (double)s->k[j] - mean * mean;
+  return var > 0 ? sqrt(var) : 0;
+}
+
+static bool spread_counts(const nu_resources *r, size_t j) {
+  return strcmp(r->names[j], "pods") != 0; /* a VM is one pod wherever it runs */
+}
+
+static double spread_of(const nu_plan *plan, spread *s) {
   const nu_resources *r = plan->res;
   double worst = 0;
+  memset(s, 0, sizeof *s);
   for (size_t j = 0; j < r->n; j++) {
-    if (!strcmp(r->names[j], "pods"))
-      continue; /* pod counts say nothing of balance: a VM is one pod wherever it runs */
-    double sum = 0, sq = 0;
-    size_t k = 0;
+    if (!spread_counts(r, j))
+      continue;
     for (size_t i = 0; i < plan->nall; i++) {
       const nu_node *nn = &plan->all[i];
       if (!nn->has_capacity[j])
         continue;
-      int64_t d = nn == src ? -src_delta[j] : nn == dest ? dest_delta[j] : 0;
-      double v = pct_with(nn, j, d);
-      sum += v;
-      sq += v * v;
-      k++;
+      double v = pct_with(nn, j, 0);
+      s->sum[j] += v;
+      s->sq[j] += v * v;
+      s->k[j]++;
     }
-    if (k) {
-      double mean = sum / (double)k, var = sq / (double)k - mean * mean;
-      double sd = var > 0 ? sqrt(var) : 0;
-      worst = sd > worst ? sd : worst;
+    double sd = spread_sd(s, j, s->sum[j], s->sq[j]);
+    worst = sd > worst ? sd : worst;
+  }
+  return worst;
+}
+
+/* The imbalance once src gives src_delta and dest takes dest_delta (both of the plan's nodes). */
+static double spread_after(const nu_plan *plan, const spread *s, const nu_node *src,
+                           const int64_t *src_delta, const nu_node *dest,
+                           const int64_t *dest_delta) {
+  const nu_resources *r = plan->res;
+  double worst = 0;
+  for (size_t j = 0; j < r->n; j++) {
+    if (!spread_counts(r, j))
+      continue;
+    double sum = s->sum[j], sq = s->sq[j];
+    if (src->has_capacity[j]) {
+      double a = pct_with(src, j, 0), b = pct_with(src, j, -src_delta[j]);
+      sum += b - a;
+      sq += b * b - a * a;
     }
+    if (dest->has_capacity[j]) {
+      double a = pct_with(dest, j, 0), b = pct_with(dest, j, dest_delta[j]);
+      sum += b - a;
+      sq += b * b - a * a;
+    }
+    double sd = spread_sd(s, j, sum, sq);
+    worst = sd > worst ? sd : worst;
   }
   return worst;
 }
@@ -692,7 +728,8 @@ static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const 
   size_t unfit = 0, full = 0, inbound = 0, weak = 0;
   const char *unfit_why = NULL, *full_res = NULL;
   bool check = plan->moves->check_improvement;
-  double before = check ? imbalance_with(plan, NULL, NULL, NULL, NULL) : 0;
+  spread sp;
+  double before = check ? spread_of(plan, &sp) : 0;
   double best_gain = -INFINITY;
   for (size_t d = 0; d < plan->ndests; d++) {
     nu_node *dn = plan->dests[d];
@@ -727,7 +764,7 @@ static nu_node *choose_destination(plugin_handle *h, const nu_plan *plan, const 
       continue;
     }
     if (check) {
-      double gain = before - imbalance_with(plan, src, usage, dn, add);
+      double gain = before - spread_after(plan, &sp, src, usage, dn, add);
       best_gain = gain > best_gain ? gain : best_gain;
       if (!(gain > plan->moves->min_improvement)) {
         weak++;
