@@ -33,6 +33,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from labkube import Informer, key_of
+from scenario import seconds
 
 PRESSURE_KNEE = 0.9
 
@@ -61,6 +62,9 @@ class LoadModel:
         self.t0 = time.time()
 
     def add(self, key, cpu_request, memory_request, profile):
+        profile = dict(profile)
+        if isinstance(profile.get("period"), str):  # a scenario's duration ("2m")
+            profile["period"] = seconds(profile["period"])
         jitter = float(profile.get("jitter", 0.1))
         fc = 1.0 + jitter * (2 * self.rng.random() - 1)
         fm = 1.0 + jitter * (2 * self.rng.random() - 1)
