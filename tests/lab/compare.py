@@ -67,10 +67,10 @@ def run_one(name, who, a):
     if a.small:
         argv.append("--small")
     print("=== %s with %s's descheduler" % (name, who), flush=True)
-    p = subprocess.run(argv)
     path = os.path.join(a.out, "%s-%s.json" % (name, who))
     if os.path.exists(path):
         os.unlink(path)  # an earlier run's record must not stand in for this one
+    p = subprocess.run(argv)
     if p.returncode in (2, 3) or not os.path.exists(path):
         return {"notRun": "run.py exited %d (see its output above)" % p.returncode}, None
     with open(path) as f:
