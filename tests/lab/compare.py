@@ -132,8 +132,9 @@ def main():
                 if v == "not used":
                     continue
                 result["components"].setdefault(k, v)
-    with open(os.path.join(a.out, "compare.json"), "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
+            # written after every run, so an interrupted comparison keeps what it measured
+            with open(os.path.join(a.out, "compare.json"), "w") as f:
+                json.dump(result, f, indent=1, sort_keys=True)
     print()
     print(table(result))
     print("\ncomponents: " + ", ".join("%s %s" % kv for kv in sorted(result["components"].items())))
