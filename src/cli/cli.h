@@ -61,10 +61,11 @@ int cmd_verify(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 
-/* The client of a runbook command from --kubeconfig (NULL or "": in-cluster config). On
- * failure prints `descheduler <cmd>: <why>` and returns NULL (exit EXIT_CONFIG). The caller
- * frees both with kube_client_free and kube_config_free. */
+/* The client of a runbook command from --kubeconfig and --context, found as kubectl finds
+ * them (kube_config_load_kubectl). On failure prints `descheduler <cmd>: <why>` and returns
+ * NULL (exit EXIT_CONFIG). The caller frees both with kube_client_free and kube_config_free. */
 #include "../kube/client.h"
-kube_client *cli_connect(const char *cmd, const char *kubeconfig, kube_config **cfg);
+kube_client *cli_connect(const char *cmd, const char *kubeconfig, const char *context,
+                         kube_config **cfg);
 
 #endif

@@ -35,9 +35,9 @@ static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
 }
 
 int cmd_check(int argc, char **argv) {
-  const char *kubeconfig = NULL, *ns = NULL, *output = "text";
+  const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *output = "text";
   long long v = 0, page = 500;
-  flag_def defs[] = {FLAG_DEF_KUBECONFIG(&kubeconfig),
+  flag_def defs[] = {FLAG_DEF_KUBECONFIG_KUBECTL(&kubeconfig), FLAG_DEF_CONTEXT(&context),
                      {"namespace", "n", FLAG_STRING, &ns,
                       "look for the ConfigMap and CronJob/Deployment only here", "every namespace"},
                      FLAG_DEF_OUTPUT(&output),
@@ -67,7 +67,7 @@ int cmd_check(int argc, char **argv) {
     log_set_stream(devnull);
   }
   kube_config *cfg;
-  kube_client *c = cli_connect("check", kubeconfig, &cfg);
+  kube_client *c = cli_connect("check", kubeconfig, context, &cfg);
   if (!c) {
     if (devnull)
       fclose(devnull);

@@ -131,11 +131,11 @@ static void report_json(strbuf *sb, const pause_report *r) {
 static int pause_or_resume(int argc, char **argv, bool resume) {
   const char *cmd = resume ? "resume" : "pause";
   const char *who = resume ? "descheduler resume" : "descheduler pause";
-  const char *kubeconfig = NULL, *ns = NULL, *output = "text";
+  const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *output = "text";
   bool dry_run = false;
   flag_def defs[] = {
       {"namespace", "n", FLAG_STRING, &ns, "the descheduler's namespace", "every namespace"},
-      FLAG_DEF_KUBECONFIG(&kubeconfig),
+      FLAG_DEF_KUBECONFIG_KUBECTL(&kubeconfig), FLAG_DEF_CONTEXT(&context),
       {"dry-run", NULL, FLAG_BOOL, &dry_run, "say what would change, change nothing", NULL},
       FLAG_DEF_OUTPUT(&output),
       {NULL}};
@@ -150,7 +150,7 @@ static int pause_or_resume(int argc, char **argv, bool resume) {
   if (ns && !*ns)
     ns = NULL;
   kube_config *cfg;
-  kube_client *c = cli_connect(cmd, kubeconfig, &cfg);
+  kube_client *c = cli_connect(cmd, kubeconfig, context, &cfg);
   if (!c)
     return EXIT_CONFIG;
   int status = EXIT_FAILED;

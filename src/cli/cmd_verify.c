@@ -145,7 +145,7 @@ static void result_json(strbuf *sb, const verify_target *t, const char *vmi, boo
 }
 
 int cmd_verify(int argc, char **argv) {
-  const char *kubeconfig = NULL, *vmi = NULL, *from = NULL, *uid = NULL, *log_path = NULL;
+  const char *kubeconfig = NULL, *context = NULL, *vmi = NULL, *from = NULL, *uid = NULL, *log_path = NULL;
   const char *to = NULL;
   const char *output = "text";
   int64_t timeout = 300LL * 1000000000LL;
@@ -160,7 +160,7 @@ int cmd_verify(int argc, char **argv) {
        "how long to wait for every condition; 0 = look once", NULL},
       {"log", NULL, FLAG_STRING, &log_path,
        "the descheduler's log, to pair the migration with its request", NULL},
-      FLAG_DEF_KUBECONFIG(&kubeconfig),
+      FLAG_DEF_KUBECONFIG_KUBECTL(&kubeconfig), FLAG_DEF_CONTEXT(&context),
       FLAG_DEF_OUTPUT(&output),
       {NULL}};
   dserr err;
@@ -203,7 +203,7 @@ int cmd_verify(int argc, char **argv) {
   verify_target t = {ns, slash + 1, from, uid, to};
 
   kube_config *cfg;
-  kube_client *c = cli_connect("verify", kubeconfig, &cfg);
+  kube_client *c = cli_connect("verify", kubeconfig, context, &cfg);
   if (!c)
     return EXIT_CONFIG;
   strbuf d = {0};

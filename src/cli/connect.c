@@ -1,7 +1,9 @@
 /* connect.c - the API client of the runbook commands (check, verify, pause, resume).
  *
- * Like upstream's command, they read the kubeconfig named by --kubeconfig only ($KUBECONFIG is
- * not read), else the in-cluster config; a bad kubeconfig is a configuration error (exit 2).
+ * They are run from a workstation as kubectl is, so they find the kubeconfig as kubectl does
+ * (--kubeconfig, else $KUBECONFIG's files merged, else ~/.kube/config, else the in-cluster
+ * config; --context picks the context); the main command keeps upstream's rule (the flag, else
+ * in-cluster). A bad kubeconfig is a configuration error (exit 2).
  * They are short interactive commands, so their client-side rate limit is 50 requests per
  * second (burst 100) rather than the descheduler's (client-go's default 5/10). */
 #include "../kube/config.h"
@@ -9,10 +11,11 @@
 
 #include <stdio.h>
 
-kube_client *cli_connect(const char *cmd, const char *kubeconfig, kube_config **cfg) {
+kube_client *cli_connect(const char *cmd, const char *kubeconfig, const char *context,
+                         kube_config **cfg) {
   dserr err;
   *cfg = NULL;
-  if (kube_config_load(kubeconfig, cfg, &err) < 0) {
+  if (kube_config_load_kubectl(kubeconfig, context, cfg, &err) < 0) {
     fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
     return NULL;
   }

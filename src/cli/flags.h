@@ -71,6 +71,16 @@ const flag_def *flags_find(const flag_def *defs, const char *name);
 /* --kubeconfig of the commands that talk to a cluster */
 #define FLAG_DEF_KUBECONFIG(target)                                                                \
   {"kubeconfig", NULL, FLAG_STRING, (target), "kubeconfig file; empty = in-cluster config", NULL}
+/* --kubeconfig and --context of the workstation commands (check, verify, pause, resume), which
+ * find the kubeconfig as kubectl does (kube_config_load_kubectl) */
+#define FLAG_DEF_KUBECONFIG_KUBECTL(target)                                                        \
+  {"kubeconfig", NULL, FLAG_STRING, (target),                                                      \
+   "kubeconfig file; empty = as kubectl: $KUBECONFIG (a ':' list, merged), then ~/.kube/config, "  \
+   "then the in-cluster config",                                                                   \
+   NULL}
+#define FLAG_DEF_CONTEXT(target)                                                                   \
+  {"context", NULL, FLAG_STRING, (target), "the kubeconfig context to use",                       \
+   "the kubeconfig's current-context"}
 /* -v/--v: klog's verbosity */
 #define FLAG_DEF_VERBOSITY(target)                                                                 \
   {"v", "v", FLAG_INT, (target), "log verbosity (klog levels; logs go to stderr)", NULL}

@@ -615,85 +615,120 @@ static int kc_user(kc_ctx *k, const doc_node *u, int idx, kube_config *cfg) {
 
 /* ---------- kubeconfig ---------- */
 
-static int load_kubeconfig(const char *path, kube_config *cfg, dserr *err) {
-  kc_ctx k = {.file = path, .err = err};
+/* One kubeconfig file of the ones read: its name and directory (messages, relative paths)
+ * and its tree. */
+typedef struct {
+  kc_ctx k;
+  doc_node *root;
+} kc_file;
+
+/* Parses path into f (the tree lives in a; the text is wiped once parsed). */
+static int kc_parse(arena *a, const char *path, kc_file *f, dserr *err) {
+  f->k = (kc_ctx){.file = path, .err = err};
+  f->root = NULL;
   char *text = NULL;
   size_t len = 0;
   dserr e;
   if (read_whole_file(path, &text, &len, &e) < 0)
     return dserr_set(err, "kubeconfig %s", e.msg + 5); /* "open X: .." or "read X: .." */
-  arena *a = arena_new(16 * 1024);
-  doc_node *root = NULL;
-  int rc = doc_parse_yaml(a, path, text, len, &root, &e);
+  int rc = doc_parse_yaml(a, path, text, len, &f->root, &e);
   explicit_bzero(text, len);
   free(text);
-  if (rc < 0) {
-    dserr_set(err, "kubeconfig %s", e.msg);
-    arena_free(a);
-    return -1;
+  if (rc < 0)
+    return dserr_set(err, "kubeconfig %s", e.msg);
+  f->k.base_dir = abs_dir_of(path);
+  if (f->root->type != DOC_MAP && f->root->type != DOC_NULL)
+    return kc_fail(&f->k, NULL, "expected a Config (a map), got %s", doc_type_name(f->root->type));
+  return 0;
+}
+
+/* The entry called name in list, from the first file that has one (kubectl's merge: the first
+ * file to define a name wins). *at NULL when no file has it. */
+static int kc_find_first(kc_file *files, size_t n, const char *list, const char *inner,
+                         const char *name, kc_file **at, int *index, const doc_node **body) {
+  *at = NULL;
+  *index = -1;
+  *body = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (kc_find(&files[i].k, files[i].root, list, inner, name, index, body) < 0)
+      return -1;
+    if (*index >= 0) {
+      *at = &files[i];
+      return 0;
+    }
   }
-  k.base_dir = abs_dir_of(path);
-  rc = -1;
-  const char *current = NULL;
+  return 0;
+}
+
+/* The config of the context called context (NULL: the first current-context the files set)
+ * from the files, merged as kubectl merges $KUBECONFIG's list. `all` names the files together
+ * in messages that are about none of them alone (the one file's name when there is one). */
+static int load_kubeconfig(kc_file *files, size_t n, const char *all, const char *context,
+                           kube_config *cfg, dserr *err) {
+  kc_ctx whole = {.file = all, .err = err};
+  const char *current = context;
+  for (size_t i = 0; i < n && !current; i++)
+    if (kc_str(&files[i].k, files[i].root, "current-context", NULL, &current) < 0)
+      return -1;
+  if (!current)
+    return kc_fail(&whole, "current-context", "not set");
+  kc_file *cf, *clf, *uf;
   const doc_node *ctx, *cluster, *user;
   int ci, cli, ui;
-  if (root->type != DOC_MAP && root->type != DOC_NULL) {
-    kc_fail(&k, NULL, "expected a Config (a map), got %s", doc_type_name(root->type));
-    goto out;
+  if (kc_find_first(files, n, "contexts", "context", current, &cf, &ci, &ctx) < 0)
+    return -1;
+  if (!cf) {
+    if (context)
+      return kc_fail(&whole, NULL, "context \"%s\" (--context) not found in contexts", current);
+    return kc_fail(&whole, "current-context", "context \"%s\" not found in contexts", current);
   }
-  if (kc_str(&k, root, "current-context", NULL, &current) < 0)
-    goto out;
-  if (!current) {
-    kc_fail(&k, "current-context", "not set");
-    goto out;
-  }
-  if (kc_find(&k, root, "contexts", "context", current, &ci, &ctx) < 0)
-    goto out;
-  if (ci < 0) {
-    kc_fail(&k, "current-context", "context \"%s\" not found in contexts", current);
-    goto out;
-  }
-  char at[64];
+  char at[64], f[96];
   snprintf(at, sizeof at, "contexts[%d].context", ci);
   const char *cluster_name, *user_name;
-  if (kc_str(&k, ctx, "cluster", at, &cluster_name) < 0 ||
-      kc_str(&k, ctx, "user", at, &user_name) < 0)
-    goto out;
-  if (!cluster_name) {
-    char f[96];
-    kc_fail(&k, kc_field(f, sizeof f, at, "cluster"), "not set");
-    goto out;
-  }
-  if (kc_find(&k, root, "clusters", "cluster", cluster_name, &cli, &cluster) < 0)
-    goto out;
-  if (cli < 0) {
-    char f[96];
-    snprintf(f, sizeof f, "%s.cluster", at);
-    kc_fail(&k, f, "cluster \"%s\" not found in clusters", cluster_name);
-    goto out;
-  }
-  if (kc_find(&k, root, "users", "user", user_name, &ui, &user) < 0)
-    goto out;
-  if (user_name && ui < 0) {
-    char f[96];
-    snprintf(f, sizeof f, "%s.user", at);
-    kc_fail(&k, f, "user \"%s\" not found in users", user_name);
-    goto out;
-  }
+  if (kc_str(&cf->k, ctx, "cluster", at, &cluster_name) < 0 ||
+      kc_str(&cf->k, ctx, "user", at, &user_name) < 0)
+    return -1;
+  if (!cluster_name)
+    return kc_fail(&cf->k, kc_field(f, sizeof f, at, "cluster"), "not set");
+  if (kc_find_first(files, n, "clusters", "cluster", cluster_name, &clf, &cli, &cluster) < 0)
+    return -1;
+  if (!clf)
+    return kc_fail(&cf->k, kc_field(f, sizeof f, at, "cluster"),
+                   "cluster \"%s\" not found in clusters", cluster_name);
+  if (kc_find_first(files, n, "users", "user", user_name, &uf, &ui, &user) < 0)
+    return -1;
+  if (user_name && !uf)
+    return kc_fail(&cf->k, kc_field(f, sizeof f, at, "user"), "user \"%s\" not found in users",
+                   user_name);
   if (!cluster) {
-    char f[64];
     snprintf(f, sizeof f, "clusters[%d].cluster", cli);
-    kc_fail(&k, f, "not set (the cluster has no server defined)");
-    goto out;
+    return kc_fail(&clf->k, f, "not set (the cluster has no server defined)");
   }
-  if (kc_cluster(&k, cluster, cli, cfg) < 0)
-    goto out;
-  if (user && kc_user(&k, user, ui, cfg) < 0)
-    goto out;
-  cfg->source = xstrdup(path);
-  rc = 0;
-out:
-  free(k.base_dir);
+  if (kc_cluster(&clf->k, cluster, cli, cfg) < 0)
+    return -1;
+  if (user && kc_user(&uf->k, user, ui, cfg) < 0)
+    return -1;
+  cfg->source = xstrdup(all);
+  return 0;
+}
+
+/* Reads the files (all of them must exist) and loads the context from them. */
+static int load_files(const char *const *paths, size_t n, const char *context, kube_config *cfg,
+                      dserr *err) {
+  arena *a = arena_new(16 * 1024);
+  kc_file *files = xcalloc(n, sizeof *files);
+  strbuf all = {0};
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    sb_printf(&all, i ? ":%s" : "%s", paths[i]);
+    rc = kc_parse(a, paths[i], &files[i], err);
+  }
+  if (rc == 0)
+    rc = load_kubeconfig(files, n, sb_str(&all), context, cfg, err);
+  for (size_t i = 0; i < n; i++)
+    free(files[i].k.base_dir);
+  free(files);
+  sb_free(&all);
   arena_free(a);
   return rc;
 }
@@ -762,7 +797,77 @@ int kube_config_load(const char *path, kube_config **out, dserr *err) {
   kube_config *cfg = calloc(1, sizeof *cfg);
   if (!cfg)
     abort();
-  int rc = path && *path ? load_kubeconfig(path, cfg, err) : load_in_cluster(cfg, err);
+  int rc = path && *path ? load_files(&path, 1, NULL, cfg, err) : load_in_cluster(cfg, err);
+  if (rc < 0) {
+    kube_config_free(cfg);
+    return -1;
+  }
+  *out = cfg;
+  return 0;
+}
+
+static bool file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+int kube_config_load_kubectl(const char *path, const char *context, kube_config **out,
+                             dserr *err) {
+  *out = NULL;
+  if (context && !*context)
+    context = NULL;
+  kube_config *cfg = xcalloc(1, sizeof *cfg);
+  char *list = NULL, *home = NULL;
+  const char **paths = NULL;
+  size_t n = 0;
+  strbuf tried = {0};
+  const char *env = getenv("KUBECONFIG");
+  int rc;
+  if (path && *path) {
+    rc = load_files(&path, 1, context, cfg, err);
+    goto done;
+  }
+  if (env && *env) {
+    /* filepath.SplitList: ':'-separated; empty entries and files that do not exist are skipped,
+     * as client-go's loading rules skip them */
+    list = xstrdup(env);
+    paths = xcalloc(strlen(env) / 2 + 2, sizeof *paths);
+    for (char *save = NULL, *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
+      if (file_exists(p))
+        paths[n++] = p;
+    sb_printf(&tried, "$KUBECONFIG (%s) names no file that exists", env);
+  } else {
+    const char *h = getenv("HOME");
+    if (h && *h) {
+      strbuf sb = {0};
+      sb_printf(&sb, "%s/.kube/config", h);
+      home = sb_detach(&sb);
+    }
+    if (home && file_exists(home)) {
+      paths = xcalloc(1, sizeof *paths);
+      paths[n++] = home;
+    }
+    sb_printf(&tried, "no --kubeconfig, $KUBECONFIG is not set and %s does not exist",
+              home ? home : "$HOME/.kube/config ($HOME is not set)");
+  }
+  if (n) {
+    rc = load_files(paths, n, context, cfg, err);
+    goto done;
+  }
+  if (context) {
+    rc = dserr_set(err, "--context %s: %s, so there is no context to pick", context,
+                   sb_str(&tried));
+    goto done;
+  }
+  dserr e;
+  rc = load_in_cluster(cfg, &e);
+  if (rc < 0)
+    dserr_set(err, "%s; the in-cluster config: %s", sb_str(&tried), e.msg);
+done:
+  sb_free(&tried);
+  free(paths);
+  free(list);
+  free(home);
   if (rc < 0) {
     kube_config_free(cfg);
     return -1;

@@ -53,7 +53,7 @@ typedef struct {
  * the file and the field (e.g. `kubeconfig /x: users[0].user.client-key: file not found`). */
 /*
  * Kubeconfig: the file named by path only (like upstream's descheduler, $KUBECONFIG is not
- * read); current-context picks the context, whose cluster and user are looked up by name (a
+ * read; kube_config_load_kubectl below reads it); current-context picks the context, whose cluster and user are looked up by name (a
  * context without a user means no credentials). Relative file paths (certificate-authority,
  * client-certificate, client-key, tokenFile, an exec command containing a '/') are resolved
  * against the kubeconfig's directory, as kubectl does. Referenced files are read once here to
@@ -74,6 +74,20 @@ typedef struct {
  * The returned config is heap memory owned by the caller: free it with kube_config_free,
  * which also wipes the secrets. */
 int kube_config_load(const char *path, kube_config **out, dserr *err);
+
+/* kubectl's loading rules, for the workstation commands (check, verify, pause, resume):
+ *  - path (--kubeconfig) given: that file alone, which must exist;
+ *  - else $KUBECONFIG: a ':'-separated list; entries that are empty or name no existing file
+ *    are skipped; the files are merged as kubectl merges them: the first file to set
+ *    current-context wins, and the first file to define a context, cluster or user of a name
+ *    wins (relative paths resolve against the file the entry came from);
+ *  - else ~/.kube/config when it exists;
+ *  - else the in-cluster config.
+ * context (--context; NULL or "": none) replaces current-context. When no file is found and
+ * the in-cluster config cannot be loaded either, the message says each place looked at. A
+ * message about one file names it; one about the merge names the files joined by ':'. */
+int kube_config_load_kubectl(const char *path, const char *context, kube_config **out,
+                             dserr *err);
 
 /* Plain http:// to a host that is not loopback (localhost, 127.0.0.0/8, ::1) would carry the
  * credentials and every object unencrypted: refused with a message naming the kubeconfig and

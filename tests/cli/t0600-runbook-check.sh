@@ -61,6 +61,29 @@ checks=$((checks + 1))
 [ "$(json_eval "$TMP/out" 'd["summary"]["fail"], d["versions"]["kubernetes"], [i["status"] for i in d["items"] if i["item"] == "feature-gate"]')" = \
   "0 v1.30.0-apisim ['pass']" ] || fail "json summary"
 kc get vmim -A -o name >"$TMP/vmim" && [ ! -s "$TMP/vmim" ] || fail "check created a migration"
+# the kubeconfig is found as kubectl finds it: $KUBECONFIG's files merged (one that does not
+# exist is skipped; the first current-context wins, --context picks another), then
+# ~/.kube/config
+cat >"$TMP/elsewhere.kc" <<'EOF'
+current-context: elsewhere
+contexts: [{name: elsewhere, context: {cluster: elsewhere}}]
+clusters: [{name: elsewhere, cluster: {server: 'https://127.0.0.1:1'}}]
+EOF
+KUBECONFIG="$TMP/no-such-file:$TMP/elsewhere.kc:$SIM_KC" run check --context apisim
+expect_status 0
+expect_out ", 1 warning, 0 failed"
+KUBECONFIG="$TMP/elsewhere.kc:$SIM_KC" run check
+expect_status 1
+expect_err "dial tcp 127.0.0.1:1: connect: connection refused"
+KUBECONFIG="$TMP/elsewhere.kc:$SIM_KC" run check --context nope
+expect_status 2
+expect_err "descheduler check: kubeconfig $TMP/elsewhere.kc:$SIM_KC: context \"nope\" (--context) not found in contexts"
+mkdir -p "$TMP/home/.kube" && cp "$SIM_KC" "$TMP/home/.kube/config"
+KUBECONFIG= HOME="$TMP/home" run pause --dry-run
+expect_status 0
+KUBECONFIG= HOME="$TMP/nohome" KUBERNETES_SERVICE_HOST= run verify --vmi vms/vm-a --from n
+expect_status 2
+expect_err "no --kubeconfig, \$KUBECONFIG is not set and $TMP/nohome/.kube/config does not exist; the in-cluster config: unable to load in-cluster configuration"
 # --namespace scopes the search
 run check --kubeconfig "$SIM_KC" --namespace vms
 expect_status 1

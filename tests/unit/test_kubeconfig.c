@@ -549,6 +549,114 @@ static void test_in_cluster(void **state) {
   unsetenv("KUBERNETES_SERVICE_PORT");
 }
 
+/* ---- kubectl's loading rules (the workstation commands) ---- */
+
+static kube_config *load_kubectl_ok(const char *path, const char *context) {
+  kube_config *c = NULL;
+  dserr err = {{0}};
+  if (kube_config_load_kubectl(path, context, &c, &err) != 0)
+    fail_msg("unexpected error: %s", err.msg);
+  assert_non_null(c);
+  return c;
+}
+
+static void expect_kubectl_error(const char *path, const char *context, const char *expected) {
+  kube_config *c = NULL;
+  dserr err = {{0}};
+  assert_int_equal(kube_config_load_kubectl(path, context, &c, &err), -1);
+  assert_null(c);
+  assert_string_equal(err.msg, expected);
+}
+
+static void test_kubectl_rules(void **state) {
+  (void)state;
+  char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  /* the first file sets current-context and defines "shared"; the second defines "shared" as
+   * well (the first wins), the context "other" and its user, and a cluster whose certificate
+   * path is relative to the second file's directory */
+  write_file("merge/a.yaml", "current-context: shared\n"
+                             "contexts: [{name: shared, context: {cluster: one, user: alice}}]\n"
+                             "clusters: [{name: one, cluster: {server: 'https://one:6443'}}]\n"
+                             "users: [{name: alice, user: {token: alices}}]\n");
+  write_file("merge/b/b.yaml", "current-context: other\n"
+                               "contexts:\n"
+                               "- {name: shared, context: {cluster: two, user: bob}}\n"
+                               "- {name: other, context: {cluster: two, user: bob}}\n"
+                               "clusters: [{name: two, cluster: {server: 'https://two:6443', "
+                               "certificate-authority: ca.crt}}]\n"
+                               "users: [{name: bob, user: {token: bobs}}]\n");
+  write_file("merge/b/ca.crt", CERT_PEM);
+  char list[1200];
+  snprintf(list, sizeof list, "%s::%s:%s", at("merge/missing.yaml"), at("merge/a.yaml"),
+           at("merge/b/b.yaml"));
+  setenv("KUBECONFIG", list, 1);
+  kube_config *c = load_kubectl_ok(NULL, NULL);
+  assert_string_equal(c->server, "https://one:6443");
+  assert_string_equal(c->token, "alices");
+  char both[1200];
+  snprintf(both, sizeof both, "%s:%s", at("merge/a.yaml"), at("merge/b/b.yaml"));
+  assert_string_equal(c->source, both); /* the missing file was skipped */
+  kube_config_free(c);
+
+  /* --context picks a context of the second file; its relative path is the second file's */
+  c = load_kubectl_ok("", "other");
+  assert_string_equal(c->server, "https://two:6443");
+  assert_string_equal(c->token, "bobs");
+  assert_string_equal(c->ca_file, at("merge/b/ca.crt"));
+  kube_config_free(c);
+  char want[1600];
+  snprintf(want, sizeof want, "kubeconfig %s: context \"nope\" (--context) not found in contexts",
+           both);
+  expect_kubectl_error(NULL, "nope", want);
+
+  /* --kubeconfig: that file alone, $KUBECONFIG aside */
+  c = load_kubectl_ok(at("merge/b/b.yaml"), NULL);
+  assert_string_equal(c->token, "bobs");
+  kube_config_free(c);
+  snprintf(want, sizeof want, "kubeconfig %s: no such file or directory", at("merge/missing.yaml"));
+  expect_kubectl_error(at("merge/missing.yaml"), NULL, want);
+
+  /* a bad file in the list is an error naming it */
+  write_file("merge/bad.yaml", "clusters: 3\n");
+  snprintf(list, sizeof list, "%s:%s", at("merge/bad.yaml"), at("merge/a.yaml"));
+  setenv("KUBECONFIG", list, 1);
+  snprintf(want, sizeof want, "kubeconfig %s: clusters: expected a list, got an integer",
+           at("merge/bad.yaml"));
+  expect_kubectl_error(NULL, NULL, want);
+
+  /* no $KUBECONFIG: ~/.kube/config */
+  unsetenv("KUBECONFIG");
+  setenv("HOME", at("merge/b"), 1);
+  write_file("merge/b/.kube/config", "current-context: h\n"
+                                     "contexts: [{name: h, context: {cluster: h}}]\n"
+                                     "clusters: [{name: h, cluster: {server: 'https://home'}}]\n");
+  c = load_kubectl_ok(NULL, NULL);
+  assert_string_equal(c->server, "https://home");
+  assert_string_equal(c->source, at("merge/b/.kube/config"));
+  kube_config_free(c);
+
+  /* nothing: the in-cluster config, and a message that names every place looked at */
+  setenv("HOME", at("merge"), 1);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  snprintf(want, sizeof want,
+           "no --kubeconfig, $KUBECONFIG is not set and %s does not exist; the in-cluster config: "
+           "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+           "KUBERNETES_SERVICE_PORT must be defined",
+           at("merge/.kube/config"));
+  expect_kubectl_error(NULL, NULL, want);
+  snprintf(want, sizeof want,
+           "--context x: no --kubeconfig, $KUBECONFIG is not set and %s does not exist, so there "
+           "is no context to pick",
+           at("merge/.kube/config"));
+  expect_kubectl_error(NULL, "x", want);
+  if (home)
+    setenv("HOME", home, 1);
+  else
+    unsetenv("HOME");
+  free(home);
+}
+
 /* ---- client parts that need no server ---- */
 
 static void expect_client_error(const char *plugin_body, const char *expected_tail) {
@@ -673,6 +781,7 @@ int main(void) {
       cmocka_unit_test(test_errors_exec),
       cmocka_unit_test(test_base64_offsets),
       cmocka_unit_test(test_in_cluster),
+      cmocka_unit_test(test_kubectl_rules),
       cmocka_unit_test(test_exec_plugin_failures),
       cmocka_unit_test(test_refused_connection_reads_like_client_go),
       cmocka_unit_test(test_status_text),
