@@ -24,7 +24,7 @@
 #include <string.h>
 
 typedef struct {
-  const char *kd_file, *kd_ref, *snapshot, *kubeconfig, *prometheus_url, *psi, *output;
+  const char *kd_file, *kd_ref, *snapshot, *kubeconfig, *context, *prometheus_url, *psi, *output;
   long long v;
 } render_opts;
 
@@ -37,30 +37,26 @@ static void render_usage(FILE *out, const flag_def *defs) {
       "reads from the cluster (openshift-* namespaces, nodes labelled "
       "kubevirt.io/schedulable=true,\n"
       "the openshift-monitoring/prometheus-k8s Route, the Scheduler \"cluster\") is read from the\n"
-      "snapshot, or from the API server (--kubeconfig, or the in-cluster config). -o text and\n"
+      "snapshot, or from the API server (found as kubectl finds it: --kubeconfig, $KUBECONFIG,\n"
+      "~/.kube/config, the in-cluster config; --context). -o text and\n"
       "-o yaml print the policy as YAML, the arguments in a comment above it; -o json prints\n"
       "{\"policy\", \"args\", \"warnings\"}.\n\nFlags:\n");
   flags_usage(out, defs);
   cli_exit_status(out, "the cluster (or the CR --kubedescheduler-ref names) could not be read");
 }
 
-/* Reads the facts into a model: a snapshot, or the API server. NULL with err and *status: 2
- * for a bad snapshot or kubeconfig, 1 when the API server could not be read. */
-static model *read_facts(const render_opts *o, kube_client **client, char *route_error, size_t cap,
-                         int *status, dserr *err) {
+/* Reads the facts into a model: a snapshot, or the API server cfg names (the caller loaded
+ * it). NULL with err and *status: 2 for a bad snapshot or kubeconfig, 1 when the API server
+ * could not be read. */
+static model *read_facts(const render_opts *o, const kube_config *cfg, kube_client **client,
+                         char *route_error, size_t cap, int *status, dserr *err) {
   model *m = model_new();
   *status = EXIT_CONFIG;
   if (o->snapshot) {
     if (decode_snapshot_file(m, o->snapshot, err) < 0)
       goto fail;
   } else {
-    kube_config *cfg = NULL;
-    if (kube_config_load(o->kubeconfig, &cfg, err) < 0) {
-      dserr_prefix(err, "cluster facts: give --snapshot FILE or --kubeconfig FILE");
-      goto fail;
-    }
     *client = kube_client_new(cfg, 0, 0, err);
-    kube_config_free(cfg);
     if (!*client)
       goto fail;
     *status = EXIT_FAILED; /* from here on, what fails is the cluster */
@@ -120,7 +116,10 @@ static int cmd_render(int argc, char **argv) {
        "--kubedescheduler is given",
        NULL},
       {"kubeconfig", NULL, FLAG_STRING, &o.kubeconfig,
-       "read the facts from this cluster (without --snapshot; empty = in-cluster config)", NULL},
+       "read the facts from this cluster (without --snapshot; empty = as kubectl: $KUBECONFIG, "
+       "~/.kube/config, the in-cluster config)",
+       NULL},
+      FLAG_DEF_CONTEXT(&o.context),
       {"prometheus-url", NULL, FLAG_STRING, &o.prometheus_url,
        "Prometheus URL for metricsProviders, instead of the prometheus-k8s Route", NULL},
       {"psi", NULL, FLAG_STRING, &o.psi,
@@ -155,18 +154,36 @@ static int cmd_render(int argc, char **argv) {
                     "with --snapshot use --kubedescheduler FILE\n");
     return EXIT_CONFIG;
   }
+  if (o.snapshot && flags_find(defs, "context")->seen) {
+    fprintf(stderr, "descheduler profile render: --context picks a kubeconfig context; with "
+                    "--snapshot no cluster is read\n");
+    return EXIT_CONFIG;
+  }
   log_set_verbosity((int)o.v);
-  bool in_cluster = !o.snapshot && !(o.kubeconfig && *o.kubeconfig);
+  /* the kubeconfig says whether this runs in a pod (--psi auto); its error is said after the
+   * flags' own */
+  kube_config *cfg = NULL;
+  dserr cfg_err;
+  int cfg_rc = o.snapshot ? 0 : kube_config_load_kubectl(o.kubeconfig, o.context, &cfg, &cfg_err);
+  bool in_cluster = cfg && !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE);
   kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, in_cluster};
   kdsrc *src = kdsrc_new(&ko, &err);
-  if (!src) {
-    fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+  if (!src || cfg_rc < 0) {
+    if (!src)
+      fprintf(stderr, "descheduler profile render: %s\n", err.msg);
+    else
+      fprintf(stderr,
+              "descheduler profile render: cluster facts: give --snapshot FILE or --kubeconfig "
+              "FILE: %s\n",
+              cfg_err.msg);
+    kube_config_free(cfg);
+    kdsrc_free(src);
     return EXIT_CONFIG;
   }
   kube_client *client = NULL;
   char route_error[1024] = "";
   int status;
-  model *m = read_facts(&o, &client, route_error, sizeof route_error, &status, &err);
+  model *m = read_facts(&o, cfg, &client, route_error, sizeof route_error, &status, &err);
   if (!m) {
     if (o.snapshot && strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
       dserr_prefix(&err, "%s", o.snapshot);
@@ -188,6 +205,7 @@ static int cmd_render(int argc, char **argv) {
 out:
   model_free(m);
   kube_client_free(client);
+  kube_config_free(cfg);
   kdsrc_free(src);
   return status;
 }

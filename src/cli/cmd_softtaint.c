@@ -3,13 +3,15 @@
  *
  *   descheduler soft-taint (--policy-config-file FILE | --kubedescheduler FILE |
  *                           --kubedescheduler-ref NAMESPACE/NAME) [--kubeconfig FILE]
+ *                          [--context NAME]
  *                          [--mode Automatic|Predictive] [--interval 1m] [--once] [--v N]
  *
  * A pass every --interval (from the start of the previous one) until SIGTERM/SIGINT (exit 0);
  * --once runs one pass and exits 0, or 1 when the pass failed. A failed pass changes nothing
  * it could not classify and is retried at the next interval. Bad flags, kubeconfig or policy
  * (checked once at start) exit 2. Signals and the API client are set up as for the run
- * command (cli/live.h), so the same kubeconfig is accepted or refused the same way.
+ * command (cli/live.h), except that the kubeconfig is found as kubectl finds it ($KUBECONFIG,
+ * ~/.kube/config, then in-cluster, which is what a pod without those finds).
  *
  * With a KubeDescheduler the policy is rendered from it at every pass, as the operator writes
  * it into the ConfigMap its soft-tainter reads, and the mode and the interval are the CR's, as
@@ -113,7 +115,7 @@ static policy *from_kubedescheduler(void *ctx, bool *automatic, dserr *err) {
 }
 
 int cmd_softtaint(int argc, char **argv) {
-  const char *policy_path = NULL, *kubeconfig = NULL, *mode = "Predictive";
+  const char *policy_path = NULL, *kubeconfig = NULL, *context = NULL, *mode = "Predictive";
   const char *kd_file = NULL, *kd_ref = NULL, *prometheus_url = NULL, *psi = "auto";
   int64_t interval = 60LL * 1000000000LL;
   bool once = false, allow_http = false;
@@ -135,7 +137,8 @@ int cmd_softtaint(int argc, char **argv) {
        "with a KubeDescheduler: PSI on the worker nodes (the KubeVirt profile needs it): auto, "
        "present, absent",
        NULL},
-      FLAG_DEF_KUBECONFIG(&kubeconfig),
+      FLAG_DEF_KUBECONFIG_KUBECTL(&kubeconfig),
+      FLAG_DEF_CONTEXT(&context),
       {"allow-insecure-http", NULL, FLAG_BOOL, &allow_http,
        "allow a plain http:// API server that is not loopback; the kubeconfig must also say "
        "insecure-skip-tls-verify (as the run command)",
@@ -195,7 +198,7 @@ int cmd_softtaint(int argc, char **argv) {
 
   live_signals();
   kube_config *cfg = NULL;
-  live_client_options lo = {kubeconfig, allow_http, 0, 0, 0, 0};
+  live_client_options lo = {kubeconfig, allow_http, 0, 0, 0, 0, true, context};
   kube_client *client = live_connect("descheduler soft-taint", &lo, &cfg);
   if (!client) {
     kube_config_free(cfg);
@@ -207,7 +210,8 @@ int cmd_softtaint(int argc, char **argv) {
   file_source fs = {policy_path, !strcmp(mode, "Automatic"), &env};
   kd_source ks = {NULL, client, &env, explicit_mode, false, false, false, 0};
   if (kd) {
-    kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi, !kubeconfig || !*kubeconfig};
+    kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi,
+                        !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE)};
     ks.kd = kdsrc_new(&ko, &err);
     if (!ks.kd) {
       fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);

@@ -22,12 +22,14 @@ void live_stop(void);
 volatile sig_atomic_t *live_stop_flag(void);
 
 typedef struct {
-  const char *kubeconfig;  /* NULL or "": the in-cluster config */
+  const char *kubeconfig;  /* NULL or "": the in-cluster config (kubectl: see below) */
   bool allow_http;         /* --allow-insecure-http (kube_config_check_transport) */
   int64_t timeout_ns;      /* a whole request; 0: the client's default, negative: none */
   int64_t exec_timeout_ns; /* a kubeconfig exec plugin; 0: the client's default */
   double qps;              /* client-side rate limit; 0: client-go's default 5/10 */
   int burst;
+  bool kubectl;            /* find the kubeconfig as kubectl does (kube_config_load_kubectl) */
+  const char *context;     /* with kubectl: --context (NULL: the current-context) */
 } live_client_options;
 
 /* Loads the kubeconfig, checks its transport and makes the client. NULL after printing

@@ -788,7 +788,7 @@ static int load_in_cluster(kube_config *cfg, dserr *err) {
   /* net.JoinHostPort: an IPv6 address gets brackets */
   sb_printf(&sb, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
   cfg->server = sb_detach(&sb);
-  cfg->source = xstrdup("in-cluster config");
+  cfg->source = xstrdup(KUBE_IN_CLUSTER_SOURCE);
   return 0;
 }
 

@@ -45,6 +45,9 @@ typedef struct {
 
 #define KUBE_EXEC_TIMEOUT_DEFAULT_NS (60LL * 1000000000LL)
 
+/* kube_config.source of the in-cluster config */
+#define KUBE_IN_CLUSTER_SOURCE "in-cluster config"
+
 /* Where the in-cluster config reads `token` and `ca.crt`; tests point it elsewhere. */
 #define KUBE_SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBE_SERVICEACCOUNT_DIR_ENV "DS_SERVICEACCOUNT_DIR"

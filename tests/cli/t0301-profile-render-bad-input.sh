@@ -102,8 +102,10 @@ run profile render --kubedescheduler-ref cluster --kubeconfig /dev/null
 expect_status 2; expect_err 'descheduler profile render: --kubedescheduler-ref: expected NAMESPACE/NAME (e.g. openshift-kube-descheduler-operator/cluster), got "cluster"'
 run profile render --kubedescheduler "$SEED" --no-such-flag
 expect_status 2; expect_err 'descheduler profile render: unknown flag: --no-such-flag'
-env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT "$DESCHEDULER" profile render --kubedescheduler "$SEED" >"$TMP/out" 2>"$TMP/err"; status=$?
-expect_status 2; expect_err 'descheduler profile render: cluster facts: give --snapshot FILE or --kubeconfig FILE: unable to load in-cluster configuration'
+env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT -u KUBECONFIG HOME="$TMP/nohome" "$DESCHEDULER" profile render --kubedescheduler "$SEED" >"$TMP/out" 2>"$TMP/err"; status=$?
+expect_status 2; expect_err "descheduler profile render: cluster facts: give --snapshot FILE or --kubeconfig FILE: no --kubeconfig, \$KUBECONFIG is not set and $TMP/nohome/.kube/config does not exist; the in-cluster config: unable to load in-cluster configuration"
+run profile render --kubedescheduler "$SEED" --snapshot "$SNAP" --context x
+expect_status 2; expect_err 'descheduler profile render: --context picks a kubeconfig context; with --snapshot no cluster is read'
 run profile render --snapshot "$SNAP"
 expect_status 2; expect_err 'descheduler profile render: no --kubedescheduler given, and the snapshot holds no KubeDescheduler openshift-kube-descheduler-operator/cluster'
 run profile frobnicate

@@ -101,8 +101,9 @@ run soft-taint --kubeconfig "$SIM_KC" --policy-config-file "$TMP/bad.yaml" --onc
 expect_status 2
 expect_err 'cpu threshold not in [0, 100] range'
 
-# Predictive: classification and intentions, no change
-st --once
+# Predictive: classification and intentions, no change; the kubeconfig found as kubectl
+# finds it ($KUBECONFIG here)
+KUBECONFIG="$SIM_KC" run soft-taint --policy-config-file "$TMP/policy.yaml" --once
 expect_status 0
 expect_err '"Node has been classified" category="overutilized" node="worker-1" usage={"MetricResource":"100"} usagePercentage={"MetricResource":100}'
 expect_err '"Node has been classified" category="appropriatelyutilized" node="worker-2"'
