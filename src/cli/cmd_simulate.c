@@ -1,8 +1,10 @@
-/* cmd_simulate.c - `descheduler simulate`: one cycle on a saved cluster state.
+/* cmd_simulate.c - `descheduler simulate`: one cycle on a saved cluster state, or on the
+ * cluster as it is now.
  *
  * Reads a snapshot (a v1 List as `kubectl get ... -o json|yaml` prints it), loads the policy,
  * reads actual utilization from --metrics files when given (a Prometheus instant-query
- * response, metrics.k8s.io NodeMetrics / PodMetrics lists), runs the same cycle a live run would, with an eviction sink that only records (and
+ * response, metrics.k8s.io NodeMetrics / PodMetrics lists), runs the same cycle a live run
+ * would, with an eviction sink that only records (and
  * answers for KubeVirt as its webhook would), and prints the plan (-o text, json or yaml). Logs
  * go to stderr, the plan to stdout. Exit 0 on success, 2 on bad input: a snapshot must be a
  * List with at least one node (one object, or a list without nodes, is not a cluster, and a
@@ -10,8 +12,15 @@
  *
  * With --kubedescheduler FILE the policy is the one the OpenShift operator renders from that
  * CR, with the snapshot as the cluster it reads (cli/kdsource.h); the CR's feature gate and log
- * level apply unless --feature-gates or --v are given. */
+ * level apply unless --feature-gates or --v are given.
+ *
+ * With --from-cluster the snapshot is read from the API server (found as kubectl finds it,
+ * cli_connect) as a live cycle lists it, and the policy's metrics (metrics.k8s.io, Prometheus)
+ * are queried as a live cycle queries them; the plan is made offline with the same recording
+ * sink: nothing is written to the cluster. A cluster that cannot be read exits 1. */
 #include "../decode/decode.h"
+#include "../kube/cluster.h"
+#include "../kube/openshift.h"
 #include "../framework/framework.h"
 #include "../kubevirt/simsink.h"
 #include "../kubevirt/vm.h"
@@ -32,6 +41,7 @@
 #include "output.h"
 #include "timings.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +53,10 @@ typedef struct {
   long long v, examples;
   const char *kd_file, *prometheus_url, *psi;
   flag_strings metrics;
+  bool from_cluster;
+  const char *kubeconfig, *context;
+  long long page;
+  char source[600]; /* "snapshot FILE" or "the cluster at URL", for the plan's first line */
 } sim_opts;
 
 static int pc_value(void *ctx, const char *name, int32_t *value, dserr *err) {
@@ -139,10 +153,12 @@ static void plan_json(strbuf *sb, const model *m, const fw_result *res, const de
 static void print_text(const model *m, const fw_result *res, const sim_opts *o,
                        const decisions *dec) {
   if (o->policy)
-    printf("Simulated one descheduling cycle: snapshot %s, policy %s\n", o->snapshot, o->policy);
+    printf("Simulated one descheduling cycle: %s, policy %s\n", o->source, o->policy);
   else
-    printf("Simulated one descheduling cycle: snapshot %s, policy rendered from KubeDescheduler %s\n",
-           o->snapshot, o->kd_file);
+    printf("Simulated one descheduling cycle: %s, policy rendered from KubeDescheduler %s\n",
+           o->source, o->kd_file);
+  if (o->from_cluster)
+    printf("Nothing was evicted: the plan is what one cycle would do now.\n");
   if (res->skipped)
     printf("The cycle was skipped: it needs at least 2 ready nodes, found %zu.\n", res->nnodes);
   printf("\nNodes (requested cpu / memory / pods, before -> after):\n");
@@ -176,9 +192,9 @@ static void print_text(const model *m, const fw_result *res, const sim_opts *o,
     printf("  %zu. %-40s from %-20s by %s/%s%s\n", i + 1, pod_ref(e->pod, ref, sizeof ref),
            e->pod->node_name, e->profile, e->plugin, note);
     if (v.effect != VM_EFFECT_NONE && v.source == STRATEGY_ASSUMED)
-      printf("     assumed: the snapshot has no VMI %s/%s (or no KubeVirt CR); strategy %s, "
+      printf("     assumed: the %s has no VMI %s/%s (or no KubeVirt CR); strategy %s, "
              "live-migratable taken as given\n",
-             e->pod->ns, v.vmi_name, v.strategy);
+             o->from_cluster ? "cluster" : "snapshot", e->pod->ns, v.vmi_name, v.strategy);
   }
   printf("\nTotals: evicted=%llu requests=%llu migrations=%llu\n", (unsigned long long)res->evicted,
          (unsigned long long)res->requests, (unsigned long long)res->migrations);
@@ -203,7 +219,9 @@ static int write_report(const sim_opts *o, const model *m, const fw_result *res,
     memcpy(has[i], dn->has_requested, sizeof has[i]);
   }
   strbuf title = {0}, html = {0}, tmp = {0};
-  sb_printf(&title, "Snapshot %s, policy %s", o->snapshot, o->policy);
+  sb_printf(&title, "%c%s, policy %s%s", toupper((unsigned char)o->source[0]), o->source + 1,
+            o->policy ? o->policy : "rendered from KubeDescheduler ",
+            o->policy ? "" : o->kd_file);
   html_input in = {sb_str(&title), m, res, dec, before, after, has, 20000};
   report_html(&in, &html);
   sb_printf(&tmp, "%s.tmp", o->report);
@@ -231,7 +249,10 @@ static void sim_usage(FILE *out, const flag_def *defs) {
   cli_usage_head(out, "simulate");
   fprintf(out, "\nRuns one descheduling cycle on a saved cluster state (a v1 List, JSON or YAML, as\n"
                "`" CLI_SNAPSHOT_COMMAND "` prints it)\n"
-               "and prints the plan. Nothing is evicted: no cluster is contacted.\n\nFlags:\n");
+               "and prints the plan. Nothing is evicted: no cluster is contacted. With\n"
+               "--from-cluster the state and the policy's metrics are read from the cluster\n"
+               "instead (the kubeconfig found as kubectl finds it); nothing is written to it.\n"
+               "\nFlags:\n");
   flags_usage(out, defs);
   cli_exit_status(out, NULL);
 }
@@ -254,9 +275,14 @@ static int snapshot_is_cluster(const model *m, const char *single_kind, dserr *e
 int simulate_run(int argc, char **argv, const char *who, bool explain) {
   sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, DECISION_EXAMPLES_DEFAULT, NULL,
                 NULL, "auto", {0}};
+  o.page = 500;
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},
+      {"from-cluster", NULL, FLAG_BOOL, &o.from_cluster, "read the cluster state and the policy's metrics from the API server instead of --snapshot and --metrics (evicts nothing)", NULL},
+      FLAG_DEF_KUBECONFIG_KUBECTL(&o.kubeconfig),
+      FLAG_DEF_CONTEXT(&o.context),
+      {"list-page-size", NULL, FLAG_INT, &o.page, "with --from-cluster: objects per LIST page", NULL},
       {"metrics", NULL, FLAG_STRINGS, &o.metrics, "actual utilization: a Prometheus instant-query response (curl <prometheus>/api/v1/query) or kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes (or pods) output", NULL},
       {"feature-gates", NULL, FLAG_STRING, &o.gates, "comma-separated key=true|false: EvictionsInBackground, AllAlpha, AllBeta", NULL},
       {"now", NULL, FLAG_STRING, &o.now, "the time of the cycle, RFC 3339 (pod ages are measured against it)", "the current time"},
@@ -303,8 +329,30 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
     fprintf(stderr, "%s: --policy-config-file is required (or --kubedescheduler)\n", who);
     return EXIT_CONFIG;
   }
-  if (!o.snapshot || !*o.snapshot) {
-    fprintf(stderr, "%s: --snapshot is required\n", who);
+  if (o.from_cluster && o.snapshot) {
+    fprintf(stderr, "%s: --snapshot and --from-cluster cannot be used together: the cluster "
+                    "state comes from one of them\n", who);
+    return EXIT_CONFIG;
+  }
+  if (o.from_cluster && o.metrics.n) {
+    fprintf(stderr, "%s: --metrics and --from-cluster cannot be used together: with "
+                    "--from-cluster the policy's metrics are queried live\n", who);
+    return EXIT_CONFIG;
+  }
+  const char *live_only = flags_find(defs, "kubeconfig")->seen        ? "--kubeconfig"
+                          : flags_find(defs, "context")->seen         ? "--context"
+                          : flags_find(defs, "list-page-size")->seen ? "--list-page-size"
+                                                                      : NULL;
+  if (!o.from_cluster && live_only) {
+    fprintf(stderr, "%s: %s is only used with --from-cluster\n", who, live_only);
+    return EXIT_CONFIG;
+  }
+  if (!o.from_cluster && (!o.snapshot || !*o.snapshot)) {
+    fprintf(stderr, "%s: --snapshot is required (or --from-cluster)\n", who);
+    return EXIT_CONFIG;
+  }
+  if (o.page < 1) {
+    fprintf(stderr, "%s: --list-page-size must be at least 1\n", who);
     return EXIT_CONFIG;
   }
   if (o.examples < 0) {
@@ -353,14 +401,39 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
       m->keep_pod_conditions = fw_reads_pod_conditions(peek);
     policy_free(peek);
   }
-  const char *single = NULL;
-  if (decode_snapshot_file_shape(m, o.snapshot, &single, &err) < 0 || model_finish(m, &err) < 0 ||
-      snapshot_is_cluster(m, single, &err) < 0) {
-    if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
-      dserr_prefix(&err, "%s", o.snapshot);
-    fprintf(stderr, "%s: snapshot: %s\n", who, err.msg);
-    model_free(m);
-    return EXIT_CONFIG;
+  kube_config *cfg = NULL;
+  kube_client *client = NULL;
+  char route_error[1024] = "";
+  if (o.from_cluster) {
+    client = cli_connect(explain ? "explain" : "simulate", o.kubeconfig, o.context, &cfg);
+    if (!client) {
+      model_free(m);
+      return EXIT_CONFIG;
+    }
+    snprintf(o.source, sizeof o.source, "the cluster at %s", cfg->server);
+    kube_discovery d;
+    if (kube_discover(client, &d, &err) < 0 ||
+        kube_read_cluster(client, m, d.kubevirt, (int)o.page, &err) < 0 ||
+        (o.kd_file &&
+         kube_read_openshift_objects(client, m, route_error, sizeof route_error, &err) < 0) ||
+        model_finish(m, &err) < 0) {
+      fprintf(stderr, "%s: cannot read the cluster: %s\n", who, err.msg);
+      model_free(m);
+      kube_client_free(client);
+      kube_config_free(cfg);
+      return EXIT_FAILED;
+    }
+  } else {
+    snprintf(o.source, sizeof o.source, "snapshot %s", o.snapshot);
+    const char *single = NULL;
+    if (decode_snapshot_file_shape(m, o.snapshot, &single, &err) < 0 ||
+        model_finish(m, &err) < 0 || snapshot_is_cluster(m, single, &err) < 0) {
+      if (strncmp(err.msg, o.snapshot, strlen(o.snapshot)) != 0)
+        dserr_prefix(&err, "%s", o.snapshot);
+      fprintf(stderr, "%s: snapshot: %s\n", who, err.msg);
+      model_free(m);
+      return EXIT_CONFIG;
+    }
   }
   tm.decode = time_mono_seconds() - t_start;
   /* what decoding freed (windows, trees, the second thread's scratch) goes back before deciding */
@@ -372,10 +445,10 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   plugin_env env = {pc_value, m};
   policy *pol = NULL;
   if (o.kd_file) {
-    /* the snapshot stands for the cluster the operator reads */
+    /* the snapshot (or the cluster read) stands for the cluster the operator reads */
     kdsrc_options ko = {o.kd_file, NULL, o.prometheus_url, o.psi, false};
     kdsrc *src = kdsrc_new(&ko, &err);
-    if (src && kdsrc_render(src, m, NULL, NULL, &err) >= 0) {
+    if (src && kdsrc_render(src, m, client, o.from_cluster ? route_error : NULL, &err) >= 0) {
       const kd_result *r = kdsrc_result(src);
       if (!flags_find(defs, "v")->seen)
         log_set_verbosity(r->verbosity);
@@ -388,16 +461,26 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   } else {
     pol = policy_load(o.policy, plugin_lookup, &env, &err);
   }
+  int status = 0;
+  usage_live *usage = NULL;
   if (!pol) {
     cli_error(who, err.msg);
-    model_free(m);
-    return EXIT_CONFIG;
+    status = EXIT_CONFIG;
+    goto out;
   }
-  if (usage_load_files(m, pol, o.metrics.items, o.metrics.n, &err) < 0) {
+  if (o.from_cluster) {
+    /* as a live cycle: a source that does not answer is left in the model for the plugins
+     * to report (and to evict nothing by); only a Prometheus token that cannot be read stops */
+    usage = usage_live_new(pol, client);
+    if (usage_live_fetch(usage, m, &err) < 0) {
+      fprintf(stderr, "%s: metrics: %s\n", who, err.msg);
+      status = EXIT_FAILED;
+      goto out;
+    }
+  } else if (usage_load_files(m, pol, o.metrics.items, o.metrics.n, &err) < 0) {
     fprintf(stderr, "%s: --metrics: %s\n", who, err.msg);
-    policy_free(pol);
-    model_free(m);
-    return EXIT_CONFIG;
+    status = EXIT_CONFIG;
+    goto out;
   }
 
   bg_cache bg = {0};
@@ -408,7 +491,6 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   decisions *dec = decisions_new(m);
   fw_options opt = {gates.evictions_in_background, now, dec};
   fw_result res;
-  int status = 0;
   double t_decide = time_mono_seconds();
   int frc = fw_run_cycle(pol, m, &bg, &sink.base, &opt, &res, &err);
   tm.decide = time_mono_seconds() - t_decide;
@@ -436,8 +518,12 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
   decisions_free(dec);
   sim_sink_free(&sink);
   bg_clear(&bg);
+out:
+  usage_live_free(usage);
   policy_free(pol);
   model_free(m);
+  kube_client_free(client);
+  kube_config_free(cfg);
   return status;
 }
 
