@@ -17,28 +17,33 @@ static int cmd_help(int argc, char **argv);
 static const cli_command commands[] = {
     {"simulate", cmd_simulate,
      "--policy-config-file FILE --snapshot FILE [flags]\n"
-     "--kubedescheduler FILE --snapshot FILE [flags]",
-     "run one descheduling cycle on a saved cluster state and print the plan"},
+     "--kubedescheduler FILE --snapshot FILE [flags]\n"
+     "(--policy-config-file | --kubedescheduler) FILE --from-cluster [flags]",
+     "run one descheduling cycle on a saved (or the live) cluster state and print the plan"},
     {"explain", cmd_explain,
      "NAMESPACE/NAME --snapshot FILE --policy-config-file FILE [flags]\n"
-     "NAMESPACE/NAME --snapshot FILE --kubedescheduler FILE [flags]",
+     "NAMESPACE/NAME --snapshot FILE --kubedescheduler FILE [flags]\n"
+     "NAMESPACE/NAME --from-cluster --policy-config-file FILE [flags]",
      "why that cycle evicted a pod, or did not"},
     {"profile", cmd_profile,
      "render [--kubedescheduler FILE | --kubedescheduler-ref NS/NAME]\n"
-     "       [--snapshot FILE | --kubeconfig FILE] [-o text|json|yaml]",
+     "       [--snapshot FILE | --kubeconfig FILE [--context NAME]] [-o text|json|yaml]",
      "render: the policy and flags an OpenShift KubeDescheduler CR stands for"},
     {"soft-taint", cmd_softtaint,
      "(--policy-config-file FILE | --kubedescheduler FILE |\n"
      " --kubedescheduler-ref NAMESPACE/NAME) [flags]",
      "keep PreferNoSchedule taints on hot nodes (actual utilization)"},
-    {"check", cmd_check, "[--kubeconfig FILE] [--namespace NS] [-o text|json|yaml]",
+    {"check", cmd_check,
+     "[--kubeconfig FILE] [--context NAME] [--namespace NS] [-o text|json|yaml]",
      "runbook: can this installation move VMs without stopping any?"},
     {"verify", cmd_verify,
      "--vmi NAMESPACE/NAME --from NODE [--uid UID] [--timeout D] [--log FILE] [flags]",
      "runbook: did the requested move of a VM really happen?"},
-    {"pause", cmd_pause, "[--namespace NS] [--kubeconfig FILE] [--dry-run] [-o text|json|yaml]",
+    {"pause", cmd_pause,
+     "[--namespace NS] [--kubeconfig FILE] [--context NAME] [--dry-run] [-o text|json|yaml]",
      "runbook: suspend the descheduler's CronJob or Deployment"},
-    {"resume", cmd_resume, "[--namespace NS] [--kubeconfig FILE] [--dry-run] [-o text|json|yaml]",
+    {"resume", cmd_resume,
+     "[--namespace NS] [--kubeconfig FILE] [--context NAME] [--dry-run] [-o text|json|yaml]",
      "runbook: undo pause, once no VM migration is running"},
     {"version", cmd_version, "[-o text|json|yaml]", "print the version"},
     {"help", cmd_help, "[COMMAND]", "help about the descheduler or one of its commands"},
