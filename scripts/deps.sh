@@ -20,7 +20,7 @@ what=${1:-build}
 build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
             libmicrohttpd-dev libgnutls28-dev libcmocka-dev)
 test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes python3-yaml clang libclang-rt-14-dev
-           buildah ca-certificates chromium valgrind etcd-server)
+           buildah ca-certificates chromium valgrind etcd-server zsh)
 
 bench_pkgs=(python3 curl time libjson-c-dev libjansson-dev libcjson-dev)
 

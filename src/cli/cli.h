@@ -30,6 +30,8 @@ typedef struct {
   const char *help;
 } cli_command;
 
+/* The whole table (*n rows), in the order --help lists it. */
+const cli_command *cli_commands(size_t *n);
 /* The row of a command, or NULL. */
 const cli_command *cli_command_find(const char *name);
 /* `Usage: descheduler NAME SYNOPSIS` (a line per alternative) of a command of the table. */
@@ -47,6 +49,8 @@ int cmd_explain(int argc, char **argv);
  * and its record is printed instead of the plan (cmd_explain.c). `who` prefixes messages. */
 int simulate_run(int argc, char **argv, const char *who, bool explain);
 int cmd_version(int argc, char **argv);
+/* `descheduler completion bash|zsh` (cmd_completion.c) */
+int cmd_completion(int argc, char **argv);
 /* What `descheduler version` prints, as text (also `descheduler --version`). */
 void version_print_text(FILE *out);
 /* `profile render`: a KubeDescheduler CR as a DeschedulerPolicy */

@@ -146,11 +146,13 @@ static void result_json(strbuf *sb, const verify_target *t, const char *vmi, boo
 
 int cmd_verify(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *vmi = NULL, *from = NULL, *uid = NULL, *log_path = NULL;
-  const char *to = NULL;
+  const char *to = NULL, *ns_flag = NULL;
   const char *output = "text";
   int64_t timeout = 300LL * 1000000000LL;
   flag_def defs[] = {
-      {"vmi", NULL, FLAG_STRING, &vmi, "the VMI that was asked to move: NAMESPACE/NAME", NULL},
+      {"vmi", NULL, FLAG_STRING, &vmi,
+       "the VMI that was asked to move: NAMESPACE/NAME, or NAME with --namespace", NULL},
+      {"namespace", "n", FLAG_STRING, &ns_flag, "the VMI's namespace (as kubectl's -n)", NULL},
       {"from", NULL, FLAG_STRING, &from, "the node it was evicted from", NULL},
       {"uid", NULL, FLAG_STRING, &uid, "the VMI's UID recorded before the move", NULL},
       {"to", NULL, FLAG_STRING, &to,
@@ -172,9 +174,21 @@ int cmd_verify(int argc, char **argv) {
     return EXIT_CONFIG;
   /* with -o json|yaml, stdout holds the document alone */
   FILE *progress = format == OUTPUT_TEXT ? stdout : stderr;
+  /* -n NS --vmi NAME is --vmi NS/NAME; a namespace given both ways must agree */
+  char joined[512];
+  if (ns_flag && *ns_flag && vmi && *vmi && !strchr(vmi, '/')) {
+    snprintf(joined, sizeof joined, "%s/%s", ns_flag, vmi);
+    vmi = joined;
+  } else if (ns_flag && *ns_flag && vmi && strchr(vmi, '/') &&
+             (strncmp(vmi, ns_flag, strlen(ns_flag)) || vmi[strlen(ns_flag)] != '/')) {
+    fprintf(stderr, "descheduler verify: --vmi %s is not in --namespace %s\n", vmi, ns_flag);
+    return EXIT_CONFIG;
+  }
   const char *slash = vmi ? strchr(vmi, '/') : NULL;
   if (!vmi || !slash || slash == vmi || !slash[1] || strchr(slash + 1, '/')) {
-    fprintf(stderr, "descheduler verify: --vmi: expected NAMESPACE/NAME, got \"%s\"\n",
+    fprintf(stderr,
+            "descheduler verify: --vmi: expected NAMESPACE/NAME (or NAME with -n NAMESPACE), "
+            "got \"%s\"\n",
             vmi ? vmi : "");
     return EXIT_CONFIG;
   }

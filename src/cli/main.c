@@ -46,9 +46,15 @@ static const cli_command commands[] = {
      "[--namespace NS] [--kubeconfig FILE] [--context NAME] [--dry-run] [-o text|json|yaml]",
      "runbook: undo pause, once no VM migration is running"},
     {"version", cmd_version, "[-o text|json|yaml]", "print the version"},
+    {"completion", cmd_completion, "bash|zsh", "print a shell completion script"},
     {"help", cmd_help, "[COMMAND]", "help about the descheduler or one of its commands"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+const cli_command *cli_commands(size_t *n) {
+  *n = NCOMMANDS;
+  return commands;
+}
 
 const cli_command *cli_command_find(const char *name) {
   for (size_t i = 0; i < NCOMMANDS; i++)

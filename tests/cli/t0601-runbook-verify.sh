@@ -115,11 +115,18 @@ expect_status 1
 expect_cond migration FAIL 'is in phase Pending, not finished; 1 earlier evacuation from worker-a Failed'
 expect_cond migration FAIL 'apisim: injected migration failure): migrations that repeat must be stopped'
 expect_cond node FAIL 'the VMI still runs on worker-a'
+# -n NAMESPACE --vmi NAME, as kubectl names objects: the same VMI
+run verify --kubeconfig "$SIM_KC" -n vms --vmi vm-alpha --from worker-a --timeout 1s
+expect_status 1
+expect_cond node FAIL 'the VMI still runs on worker-a'
+run verify --kubeconfig "$SIM_KC" -n other --vmi vms/vm-alpha --from worker-a
+expect_status 2
+expect_err 'descheduler verify: --vmi vms/vm-alpha is not in --namespace other'
 
 # --- bad flags
 run verify --kubeconfig "$SIM_KC" --vmi vm-alpha --from worker-a
 expect_status 2
-expect_err 'descheduler verify: --vmi: expected NAMESPACE/NAME, got "vm-alpha"'
+expect_err 'descheduler verify: --vmi: expected NAMESPACE/NAME (or NAME with -n NAMESPACE), got "vm-alpha"'
 run verify --kubeconfig "$SIM_KC" --vmi vms/vm-alpha
 expect_status 2
 expect_err 'descheduler verify: --from NODE is required'
