@@ -25,7 +25,7 @@ VirtualMachineInstanceMigrations), VMs stopped (a VM whose VMI left Running or w
 must stay 0), ping-pongs (a VM moved back to a node it left within `pingPongWindow` cycles; 0:
 the whole run), and the API requests the descheduler sent (the API server's audit log, by the
 descheduler's own identity). The record is written to OUT/NAME-WHO.json and a self-contained
-page OUT/NAME-WHO.html (report.py), WHO being `ours`, `ours-targeted` (with --targeted: ours with
+page OUT/NAME-WHO.html (report.py), the descheduler's log to OUT/NAME-WHO.log, WHO being `ours`, `ours-targeted` (with --targeted: ours with
 the scenario's `targetedPolicy`, this descheduler's targeted moves on) or `upstream`. Exit status: 0 when the run completed (whether or not it
 converged: the record says), 1 when the lab or the descheduler failed, 2 for a bad scenario or
 flag, 3 when the lab cannot run on this machine (a component cannot be built here; it says which).
@@ -737,8 +737,24 @@ class Runner:
             self.exporter.stop()
         if self.lab is not None:
             self.lab.stop()
+        if self.work:
+            self.keep_logs()
         if self.work and not self.keep:
             shutil.rmtree(self.work, ignore_errors=True)
+
+    def keep_logs(self):
+        """The descheduler's own log (every cycle's, in order) beside the record, as
+        OUT/NAME-WHO.log: why it moved what it moved, or nothing."""
+        logs = sorted(f for f in os.listdir(self.work) if f.startswith("descheduler") and f.endswith(".log"))
+        if not logs:
+            return
+        os.makedirs(self.out, exist_ok=True)
+        who = self.who + ("-targeted" if self.targeted else "")
+        with open(os.path.join(self.out, "%s-%s.log" % (self.s["name"], who)), "wb") as out:
+            for name in logs:
+                out.write(("==> %s <==\n" % name).encode())
+                with open(os.path.join(self.work, name), "rb") as f:
+                    shutil.copyfileobj(f, out)
 
 
 def main():
