@@ -6,6 +6,7 @@
 #                   the real kube-apiserver tier)
 #   make test-realapi  only the real kube-apiserver tier (tests/realapi; builds kube-apiserver
 #                   from the Go module proxy once per machine)
+#   make test-helm  only the Helm chart's tests (tests/helm; builds Helm likewise)
 #   make build      just build build/descheduler
 #   make lab        the cluster lab: SCENARIO=NAME (default: every scenario) with our binary,
 #                   or BINARY=PATH; writes tests/lab/out/NAME-ours.{json,html} (docs/lab.md)
@@ -18,7 +19,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test lab lab-compare test-realapi bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm bench demo-live demo-openshift clean format
 
 all: build
 
@@ -59,6 +60,11 @@ lab-compare: build
 test-realapi: build
 	@scripts/deps.sh test
 	@tests/realapi/run.sh
+
+test-helm: build
+	@scripts/deps.sh test
+	@tests/realapi/build.sh >/dev/null || true
+	@tests/helm/test.sh
 
 bench: build
 	@scripts/deps.sh bench

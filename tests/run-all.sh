@@ -7,7 +7,9 @@
 # purpose; it must reproduce docs/fault-matrix.md), the API simulator's own tests, the install
 # manifests (deploy/) and their RBAC against the requests the binary makes, and the real
 # kube-apiserver tier (tests/realapi: the live scripts and the RBAC test against etcd + a real
-# kube-apiserver; skipped, saying why, only where kube-apiserver cannot be built), and the
+# kube-apiserver; skipped, saying why, only where kube-apiserver cannot be built), the Helm
+# chart (tests/helm: lint, template against the kustomize bases, install on the real
+# kube-apiserver; skipped, saying why, where Helm cannot be built), and the
 # cluster lab (tests/lab: real control plane, KWOK, KubeVirt's own controllers; its smoke test
 # and the small runbook and pinned scenarios; skipped, saying why, where they cannot be built).
 # CLI scripts that cannot run here exit 77 (lib.sh's skip_script) and are listed as skips with
@@ -75,7 +77,7 @@ cli() {
     tests/cli/t[0-9]*.sh
 }
 
-# kube-apiserver for the real-API-server tier, and the cluster lab's components (kube-scheduler,
+# kube-apiserver for the real-API-server tier, Helm for the chart's tests, and the cluster lab's components (kube-scheduler,
 # kube-controller-manager, KWOK, KubeVirt's virt-api and virt-controller) are built from the Go
 # module proxy once per machine (minutes of CPU on a fresh machine): start that now, at low
 # priority, so it overlaps the suites that mostly wait on servers and timeouts; the tiers wait
@@ -85,6 +87,7 @@ cli() {
 mkdir -p build
 (nice -n 10 tests/apisim/pbenc/build.sh >build/pbenc-build.log 2>&1
  nice -n 10 tests/realapi/build.sh >build/realapi-build.log 2>&1
+ nice -n 10 tests/helm/build.sh >build/helm-build.log 2>&1
  nice -n 10 tests/lab/build.sh >build/lab-build.log 2>&1) &
 go_builds=$!
 
@@ -112,6 +115,7 @@ suite "install manifests and RBAC" env DESCHEDULER="$here/build/descheduler" \
 # what they still lack; the lab's components come after kube-apiserver in that job, whose log
 # is printed once it has ended
 skippable_suite "real kube-apiserver (tests/realapi)" env DESCHEDULER="$here/build/descheduler" tests/realapi/run.sh
+skippable_suite "Helm chart (tests/helm)" env DESCHEDULER="$here/build/descheduler" tests/helm/test.sh
 wait "$go_builds"
 cat build/realapi-build.log build/lab-build.log
 skippable_suite "cluster lab (tests/lab)" env DESCHEDULER="$here/build/descheduler" tests/lab/test.sh
