@@ -15,8 +15,13 @@ kube_client *cli_connect(const char *cmd, const char *kubeconfig, const char *co
                          kube_config **cfg) {
   dserr err;
   *cfg = NULL;
-  if (kube_config_load_kubectl(kubeconfig, context, cfg, &err) < 0) {
+  /* plain http:// to a host that is not loopback is refused, as by the main command (which
+   * alone has --allow-insecure-http; docs/security.md) */
+  if (kube_config_load_kubectl(kubeconfig, context, cfg, &err) < 0 ||
+      kube_config_check_transport(*cfg, false, false, &err) < 0) {
     fprintf(stderr, "descheduler %s: %s\n", cmd, err.msg);
+    kube_config_free(*cfg);
+    *cfg = NULL;
     return NULL;
   }
   kube_client *c = kube_client_new(*cfg, 50, 100, &err);

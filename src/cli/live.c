@@ -40,7 +40,7 @@ kube_client *live_connect(const char *who, const live_client_options *o, kube_co
   int rc = o->kubectl ? kube_config_load_kubectl(o->kubeconfig, o->context, cfg, &err)
                       : kube_config_load(o->kubeconfig, cfg, &err);
   if (rc < 0 ||
-      kube_config_check_transport(*cfg, o->allow_http, &err) < 0) {
+      kube_config_check_transport(*cfg, o->allow_http, true, &err) < 0) {
     fprintf(stderr, "%s: %s\n", who, err.msg);
     return NULL;
   }

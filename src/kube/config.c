@@ -909,13 +909,20 @@ static bool host_is_loopback(const char *host) {
   return false;
 }
 
-int kube_config_check_transport(const kube_config *cfg, bool allow_http, dserr *err) {
+int kube_config_check_transport(const kube_config *cfg, bool allow_http, bool has_flag,
+                                dserr *err) {
   if (strncmp(cfg->server, "http://", 7) != 0)
     return 0;
   char host[256];
   url_host(cfg->server, host, sizeof host);
   if (host_is_loopback(host) || (cfg->insecure && allow_http))
     return 0;
+  if (!has_flag)
+    return dserr_set(err,
+                     "kubeconfig %s: server \"%s\" is plain HTTP to a host that is not loopback: "
+                     "the credentials and every object would cross the network unencrypted. Use "
+                     "https:// (this command takes plain HTTP to a loopback address only)",
+                     cfg->source, cfg->server);
   return dserr_set(err,
                    "kubeconfig %s: server \"%s\" is plain HTTP to a host that is not loopback: the "
                    "credentials and every object would cross the network unencrypted. Use "

@@ -95,8 +95,10 @@ int kube_config_load_kubectl(const char *path, const char *context, kube_config 
 /* Plain http:// to a host that is not loopback (localhost, 127.0.0.0/8, ::1) would carry the
  * credentials and every object unencrypted: refused with a message naming the kubeconfig and
  * the way out, unless the cluster entry says insecure-skip-tls-verify AND allow_http (the
- * command line's --allow-insecure-http) is true. https:// and loopback are always fine. */
-int kube_config_check_transport(const kube_config *cfg, bool allow_http, dserr *err);
+ * command line's --allow-insecure-http) is true. https:// and loopback are always fine.
+ * has_flag: the command has --allow-insecure-http (the message offers it only then). */
+int kube_config_check_transport(const kube_config *cfg, bool allow_http, bool has_flag,
+                                dserr *err);
 void kube_config_free(kube_config *c);
 
 /* Base64 as a Kubernetes []byte field holds it (StdEncoding, padded, CR and LF ignored):

@@ -27,6 +27,15 @@ done
 run --kubeconfig "$TMP/http-insecure.yaml" --policy-config-file "$pol" --secure-port 0
 expect_status 2
 expect_err "set insecure-skip-tls-verify: true on the cluster (it is set) and pass --allow-insecure-http"
+# the workstation commands have no --allow-insecure-http: https:// is the way out they name
+for cmd in check "verify --vmi vms/vm-a --from n" pause; do
+  run $cmd --kubeconfig "$TMP/http-insecure.yaml"
+  expect_status 2
+  expect_err "descheduler ${cmd%% *}: kubeconfig $TMP/http-insecure.yaml: server \"$far\" is plain HTTP to a host that is not loopback: the credentials and every object would cross the network unencrypted. Use https:// (this command takes plain HTTP to a loopback address only)"
+done
+run simulate --from-cluster --kubeconfig "$TMP/http.yaml" --policy-config-file "$pol"
+expect_status 2
+expect_err "Use https:// (this command takes plain HTTP to a loopback address only)"
 
 # both given: the client goes ahead. A closed port on this host's own non-loopback address
 # answers at once, which shows the request was made.
