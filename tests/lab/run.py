@@ -486,10 +486,12 @@ class Runner:
         if s["kubedescheduler"]:
             cr = os.path.join(ROOT, s["kubedescheduler"])
             ours = os.path.join(ROOT, "build", "descheduler") if self.who == "upstream" else self.binary
-            # the facts the rendering reads (namespaces, nodes, Route, Scheduler) come from the
-            # lab's cluster, read as its admin: not the descheduler's requests
+            # the facts the rendering reads (namespaces, nodes, the Scheduler) come from the
+            # lab's cluster, read as its admin: not the descheduler's requests; the lab has no
+            # Route, its Prometheus is given by URL (as to ours below)
             p = subprocess.run([ours, "profile", "render", "--kubedescheduler", cr, "--kubeconfig",
-                                self.lab.kubeconfig, "-o", "yaml"], capture_output=True, text=True)
+                                self.lab.kubeconfig, "-o", "yaml"] + (["--prometheus-url", prom_url] if prom_url else []),
+                               capture_output=True, text=True)
             if p.returncode != 0:
                 raise RuntimeError("profile render of %s failed: %s" % (s["kubedescheduler"], p.stderr.strip()))
             docs = [d for d in yaml.safe_load_all(p.stdout) if d]
