@@ -346,6 +346,23 @@ class Recorder:
         return count, examples
 
 
+def drop_plugin(pol, name):
+    """Removes a plugin from every profile of a policy (its config and every extension point);
+    whether it was there."""
+    found = False
+    for prof in pol.get("profiles") or []:
+        cfg = prof.get("pluginConfig") or []
+        kept = [c for c in cfg if c.get("name") != name]
+        found |= len(kept) != len(cfg)
+        prof["pluginConfig"] = kept
+        for point in (prof.get("plugins") or {}).values():
+            for key in ("enabled", "disabled"):
+                if name in (point.get(key) or []):
+                    point[key] = [p for p in point[key] if p != name]
+                    found = True
+    return found
+
+
 class Runner:
     def __init__(self, s, binary, who, out, cycles=None, keep=False, targeted=False):
         self.s, self.binary, self.who, self.out = s, binary, who, out
@@ -497,13 +514,17 @@ class Runner:
             docs = [d for d in yaml.safe_load_all(p.stdout) if d]
             pol = next(d for d in docs if d.get("kind") == "DeschedulerPolicy")
             self._set_prometheus(pol, prom_url)
+            note = " (rendered by profile render)"
+            if self.who == "upstream" and drop_plugin(pol, "KubevirtMigrationAware"):
+                note = (" (rendered by profile render, without KubevirtMigrationAware: OpenShift's "
+                        "descheduler adds that plugin, upstream v0.36.0 refuses a policy that names it)")
             path = os.path.join(self.work, "policy.yaml")
             with open(path, "w") as f:
                 yaml.safe_dump(pol, f)
             if self.who == "ours":
                 extra = ["--kubedescheduler", cr] + (["--prometheus-url", prom_url] if prom_url else [])
                 return None, extra, pol, s["kubedescheduler"]
-            return path, [], pol, s["kubedescheduler"] + " (rendered by profile render)"
+            return path, [], pol, s["kubedescheduler"] + note
         src = s["policy"]
         self.time_note = None
         if self.who == "upstream" and s["upstreamPolicy"]:
