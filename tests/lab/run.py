@@ -763,7 +763,10 @@ class Runner:
         if self.lab is not None:
             self.lab.stop()
         if self.work:
-            self.keep_logs()
+            try:
+                self.keep_logs()
+            except OSError as e:  # a log not kept must not stop the cleanup
+                print("lab: the descheduler's log was not kept: %s" % e, file=sys.stderr)
         if self.work and not self.keep:
             shutil.rmtree(self.work, ignore_errors=True)
 
