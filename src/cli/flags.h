@@ -71,7 +71,8 @@ const flag_def *flags_find(const flag_def *defs, const char *name);
 /* --kubeconfig of the commands that talk to a cluster */
 #define FLAG_DEF_KUBECONFIG(target)                                                                \
   {"kubeconfig", NULL, FLAG_STRING, (target), "kubeconfig file; empty = in-cluster config", NULL}
-/* --kubeconfig and --context of the workstation commands (check, verify, pause, resume), which
+/* --kubeconfig and --context of the workstation commands (check, verify, pause, resume, simulate
+ * --from-cluster, profile render, soft-taint), which
  * find the kubeconfig as kubectl does (kube_config_load_kubectl) */
 #define FLAG_DEF_KUBECONFIG_KUBECTL(target)                                                        \
   {"kubeconfig", NULL, FLAG_STRING, (target),                                                      \
