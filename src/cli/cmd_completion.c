@@ -62,16 +62,10 @@ int cmd_completion(int argc, char **argv) {
   flag_def defs[] = {{NULL}};
   const char *pos[1];
   int npos;
-  dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 1, &npos, &err);
-  if (rc == 1) {
-    completion_usage(stdout, NULL, defs);
-    return 0;
-  }
-  if (rc < 0) {
-    fprintf(stderr, "descheduler completion: %s\n", err.msg);
-    return EXIT_CONFIG;
-  }
+  int rc = flags_parse_command_args("completion", defs, argc, argv, completion_usage, NULL, pos,
+                                    1, &npos);
+  if (rc != FLAGS_RUN)
+    return rc;
   if (npos != 1 || (strcmp(pos[0], "bash") && strcmp(pos[0], "zsh"))) {
     fprintf(stderr, "descheduler completion: name the shell: bash or zsh%s%s%s\n",
             npos == 1 ? " (got \"" : "", npos == 1 ? pos[0] : "", npos == 1 ? "\")" : "");

@@ -167,7 +167,7 @@ static int cmd_render(int argc, char **argv) {
   int cfg_rc = o.snapshot ? 0 : kube_config_load_kubectl(o.kubeconfig, o.context, &cfg, &cfg_err);
   if (cfg_rc == 0 && cfg && kube_config_check_transport(cfg, false, false, &cfg_err) < 0)
     cfg_rc = -1;
-  bool in_cluster = cfg && !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE);
+  bool in_cluster = kube_config_in_cluster(cfg);
   kdsrc_options ko = {o.kd_file, o.kd_ref, o.prometheus_url, o.psi, in_cluster};
   kdsrc *src = kdsrc_new(&ko, &err);
   if (!src || cfg_rc < 0) {

@@ -210,8 +210,7 @@ int cmd_softtaint(int argc, char **argv) {
   file_source fs = {policy_path, !strcmp(mode, "Automatic"), &env};
   kd_source ks = {NULL, client, &env, explicit_mode, false, false, false, 0};
   if (kd) {
-    kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi,
-                        !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE)};
+    kdsrc_options ko = {kd_file, kd_ref, prometheus_url, psi, kube_config_in_cluster(cfg)};
     ks.kd = kdsrc_new(&ko, &err);
     if (!ks.kd) {
       fprintf(stderr, "descheduler soft-taint: %s\n", err.msg);

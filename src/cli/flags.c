@@ -229,8 +229,14 @@ int flags_parse_command(const char *cmd, flag_def *defs, int argc, char **argv,
                         flags_usage_fn usage, const void *usage_ctx) {
   const char *pos[1];
   int npos;
+  return flags_parse_command_args(cmd, defs, argc, argv, usage, usage_ctx, pos, 0, &npos);
+}
+
+int flags_parse_command_args(const char *cmd, flag_def *defs, int argc, char **argv,
+                             flags_usage_fn usage, const void *usage_ctx, const char **pos,
+                             int max_pos, int *npos) {
   dserr err;
-  int rc = flags_parse(defs, argc, argv, 2, pos, 0, &npos, &err);
+  int rc = flags_parse(defs, argc, argv, 2, pos, max_pos, npos, &err);
   if (rc == 1) {
     usage(stdout, usage_ctx, defs);
     return 0;

@@ -61,6 +61,10 @@ void flags_usage(FILE *out, const flag_def *defs);
 typedef void (*flags_usage_fn)(FILE *out, const void *usage_ctx, const flag_def *defs);
 int flags_parse_command(const char *cmd, flag_def *defs, int argc, char **argv,
                         flags_usage_fn usage, const void *usage_ctx);
+/* The same with up to max_pos positional arguments, stored into pos (*npos of them). */
+int flags_parse_command_args(const char *cmd, flag_def *defs, int argc, char **argv,
+                             flags_usage_fn usage, const void *usage_ctx, const char **pos,
+                             int max_pos, int *npos);
 const flag_def *flags_find(const flag_def *defs, const char *name);
 
 /* ---- the flags several commands share, declared once ---- */

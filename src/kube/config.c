@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #define KUBE_FILE_MAX (16u << 20) /* no kubeconfig, key or CA bundle is this large */
+#define KUBE_IN_CLUSTER_SOURCE "in-cluster config" /* kube_config.source of the in-cluster config */
 
 static const char *exec_api_versions[] = {"client.authentication.k8s.io/v1",
                                           "client.authentication.k8s.io/v1beta1", NULL};
@@ -804,6 +805,10 @@ int kube_config_load(const char *path, kube_config **out, dserr *err) {
   }
   *out = cfg;
   return 0;
+}
+
+bool kube_config_in_cluster(const kube_config *cfg) {
+  return cfg && !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE);
 }
 
 static bool file_exists(const char *path) {

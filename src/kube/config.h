@@ -45,9 +45,6 @@ typedef struct {
 
 #define KUBE_EXEC_TIMEOUT_DEFAULT_NS (60LL * 1000000000LL)
 
-/* kube_config.source of the in-cluster config */
-#define KUBE_IN_CLUSTER_SOURCE "in-cluster config"
-
 /* Where the in-cluster config reads `token` and `ca.crt`; tests point it elsewhere. */
 #define KUBE_SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBE_SERVICEACCOUNT_DIR_ENV "DS_SERVICEACCOUNT_DIR"
@@ -97,6 +94,8 @@ int kube_config_load_kubectl(const char *path, const char *context, kube_config 
  * the way out, unless the cluster entry says insecure-skip-tls-verify AND allow_http (the
  * command line's --allow-insecure-http) is true. https:// and loopback are always fine.
  * has_flag: the command has --allow-insecure-http (the message offers it only then). */
+/* Whether cfg is the in-cluster config (the process runs in a pod of the cluster). */
+bool kube_config_in_cluster(const kube_config *cfg);
 int kube_config_check_transport(const kube_config *cfg, bool allow_http, bool has_flag,
                                 dserr *err);
 void kube_config_free(kube_config *c);
