@@ -144,6 +144,16 @@ def kubevirt_targeted(ctx):
     ctx.test.assertIn("vm-rebalance.descheduler.io/requests", vmi["metadata"]["annotations"])
 
 
+def watches_recorded(ctx):
+    """After a loop stops: a real API server writes a watch to its audit log when the watch ends,
+    a moment after the process exits; wait until every kind the loop listed has its watch."""
+    def done():
+        keys = ctx.sim.control("GET", "requests")["byVerbAndPath"]
+        lists = {k.split(" ", 1)[1] for k in keys if k.startswith("list ")}
+        return all("watch " + path in keys for path in lists)
+    ctx.sim.wait_for(done, timeout=20, what="the loop's watches in the request log")
+
+
 def loop_cycles(ctx):
     """The Deployment's loop without leader election, several cycles; a node tainted NoSchedule
     makes the default-safe policy evict one `api` pod (201) and meet the `web` PDB (429)."""
@@ -154,6 +164,7 @@ def loop_cycles(ctx):
     p = ctx.background("loop")
     p.wait_log('"Number of evictions/requests"', count=3)
     code = p.stop()
+    watches_recorded(ctx)
     ctx.recorder.stop()
     log = p.log()
     ctx.test.assertEqual(code, 0, log[-3000:])
@@ -247,14 +258,7 @@ def openshift_objects(sim):
     sim.kubectl("apply", "-f", os.path.join(OPENSHIFT, "openshift-objects.yaml"))
 
 
-def soft_taint_kubedescheduler(ctx):
-    """deploy/soft-taint-kubedescheduler, one pass: the policy rendered from the KubeDescheduler
-    (Automatic, the KubeVirt profile's combined CPU query), the nodes tainted as their load calls
-    for. Prometheus is given by URL (the Route's host is not reachable here): the Route is read
-    all the same, as the rendering reads it."""
-    prom = ctx.prometheus()
-    prom.set("descheduler:combined_utilization_and_pressure:avg1m", LOAD)
-    cr = write(ctx, "kubedescheduler.yaml", """apiVersion: operator.openshift.io/v1
+KUBEDESCHEDULER_CR = """apiVersion: operator.openshift.io/v1
 kind: KubeDescheduler
 metadata: {name: cluster, namespace: openshift-kube-descheduler-operator}
 spec:
@@ -263,12 +267,69 @@ spec:
   deschedulingIntervalSeconds: 1
   profiles: [KubeVirtRelieveAndMigrate]
   profileCustomizations: {devDeviationThresholds: AsymmetricLow, devActualUtilizationProfile: PrometheusCPUCombined}
-""")
+"""
+
+
+def soft_taint_kubedescheduler(ctx):
+    """deploy/soft-taint-kubedescheduler, one pass: the policy rendered from the KubeDescheduler
+    (Automatic, the KubeVirt profile's combined CPU query), the nodes tainted as their load calls
+    for. Prometheus is given by URL (the Route's host is not reachable here): the Route is read
+    all the same, as the rendering reads it."""
+    prom = ctx.prometheus()
+    prom.set("descheduler:combined_utilization_and_pressure:avg1m", LOAD)
+    cr = write(ctx, "kubedescheduler.yaml", KUBEDESCHEDULER_CR)
     ctx.sim.kubectl("apply", "-f", cr)
     err = ctx.once(dl.set_flags(ctx.argv, values={"--prometheus-url": prom.url, "--psi": "present"}) + ["--once"])
     ctx.test.assertIn('"Using the policy rendered from the KubeDescheduler"', err)
     ctx.test.assertIn('"The soft taint got added to the node"', err)
     ctx.test.assertEqual(soft_taints(ctx.sim), SOFT_TAINTS)
+
+
+# on worker-3, wants a node labelled disk=ssd (worker-2 is): RemovePodsViolatingNodeAffinity evicts it
+PINNED_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: wants-ssd
+  namespace: vms
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: wants-ssd, uid: 7d6c1a52-0000-4000-8000-000000000001}]
+spec:
+  nodeName: worker-3
+  containers: [{name: app, image: app}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]
+"""
+
+
+def kubedescheduler_cycles(ctx):
+    """deploy/kubedescheduler: the main command with --kubedescheduler-ref, a few cycles of the
+    policy rendered from the CR (Automatic; the KubeVirt profile on the combined CPU query, and
+    AffinityAndTaints; a priority threshold by class name): the hot node's VMs are asked to
+    migrate (launcher evictions KubeVirt turns into migrations, as many as the node limit), and
+    a pod whose required node affinity its node no longer meets is evicted (an Event)."""
+    prom = ctx.prometheus()
+    prom.set("descheduler:combined_utilization_and_pressure:avg1m", LOAD)
+    cr = KUBEDESCHEDULER_CR.replace("profiles: [KubeVirtRelieveAndMigrate]",
+                                    "profiles: [AffinityAndTaints, KubeVirtRelieveAndMigrate]")
+    cr = cr.replace("profileCustomizations: {", "profileCustomizations: {thresholdPriorityClassName: kubevirt-cluster-critical, ")
+    ctx.sim.kubectl("apply", "-f", write(ctx, "kubedescheduler.yaml", cr))
+    ctx.sim.kubectl("label", "node", "worker-2", "disk=ssd")
+    ctx.sim.kubectl("apply", "-f", write(ctx, "pod.yaml", PINNED_POD))
+    ctx.recorder.start()
+    p = ctx.background("kubedescheduler", dl.set_flags(ctx.argv, values={"--prometheus-url": prom.url, "--psi": "present"}))
+    p.wait_log('"Number of evictions/requests"', count=2)
+    code = p.stop()
+    watches_recorded(ctx)
+    ctx.recorder.stop()
+    log = p.log()
+    ctx.test.assertEqual(code, 0, log[-3000:])
+    ctx.test.assertIn('"Using the policy rendered from the KubeDescheduler"', log)
+    ctx.test.assertIn('"Evicted pod" pod="vms/wants-ssd"', log)
+    ctx.test.assertIn('"Number of evictions/requests" totalEvicted=1 evictionRequests=2', log)
+    migrating = [m["spec"]["vmiName"] for m in
+                 ctx.sim.obj("/apis/kubevirt.io/v1/namespaces/vms/virtualmachineinstancemigrations")["items"]]
+    ctx.test.assertEqual(sorted(migrating), ["vm-1a", "vm-1b"])  # both from the hot node, its limit 2
 
 
 LEASE_TIMING = {"--descheduling-interval": "1s", "--leader-elect-lease-duration": "2s",
@@ -288,6 +349,8 @@ RUNS = [
     Run("soft-taint-kubedescheduler", "soft-taint-kubedescheduler", "Deployment/descheduler-softtainter",
         soft_taint_kubedescheduler, snapshot=USAGE_CLUSTER, requires=("base",), prepare=openshift_objects,
         serves=False),
+    Run("kubedescheduler", "kubedescheduler", "Deployment/descheduler", kubedescheduler_cycles,
+        snapshot=USAGE_CLUSTER, prepare=openshift_objects),
 ]
 
 
