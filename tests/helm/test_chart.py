@@ -88,7 +88,8 @@ class Chart(unittest.TestCase):
         return [o for o in dl.yaml.safe_load_all(self.run_helm(*args).stdout) if o]
 
     def test_lint(self):
-        for sets in ([], ["kind=Deployment"], ["kind=Deployment", "serviceMonitor.enabled=true"]):
+        for sets in ([], ["kind=Deployment"], ["kind=Deployment", "serviceMonitor.enabled=true"],
+                     ["softTainter.enabled=true"], self.KUBEDESCHEDULER + ["softTainter.enabled=true"]):
             args = ["lint", CHART, "--strict"]
             for s in sets:
                 args += ["--set", s]
@@ -128,6 +129,49 @@ class Chart(unittest.TestCase):
             self.assertEqual(dl.find(chart, "ClusterRoleBinding", "descheduler")["subjects"],
                              dl.find(kust, "ClusterRoleBinding", "descheduler")["subjects"])
 
+    KUBEDESCHEDULER = ["kind=Deployment", "kubedeschedulerRef=openshift-kube-descheduler-operator/cluster",
+                       "replicas=1", "leaderElection.enabled=false"]
+
+    def test_kubedescheduler_mode_renders_the_kubedescheduler_base(self):
+        chart = self.template(*self.KUBEDESCHEDULER)
+        kust = dl.render(os.path.join(dl.DEPLOY, "kubedescheduler"))
+        for kind, name in (("Deployment", "descheduler"), ("Service", "descheduler")):
+            self.assertEqual(strip_helm(dl.find(chart, kind, name))["spec"],
+                             strip_helm(dl.find(kust, kind, name))["spec"], kind)
+        self.assertEqual(dl.find(chart, "ClusterRole", "descheduler")["rules"],
+                         dl.find(kust, "ClusterRole", "descheduler-kubedescheduler")["rules"])
+        for name, ns in (("descheduler-kubedescheduler", "openshift-kube-descheduler-operator"),
+                         ("descheduler-prometheus-route", "openshift-monitoring")):
+            self.assertEqual(dl.find(chart, "Role", name, ns)["rules"], dl.find(kust, "Role", name, ns)["rules"])
+            self.assertEqual(dl.find(chart, "RoleBinding", name, ns)["subjects"],
+                             dl.find(kust, "RoleBinding", name, ns)["subjects"])
+        self.assertEqual(sorted(o["kind"] for o in chart),
+                         sorted(o["kind"] for o in kust if o["kind"] != "Namespace"))
+        # another CR: the Role follows the reference
+        chart = self.template("kind=Deployment", "kubedeschedulerRef=ops/cluster")
+        role = dl.find(chart, "Role", "descheduler-kubedescheduler", "ops")
+        self.assertEqual(role["rules"][0]["resourceNames"], ["cluster"])
+
+    def test_soft_tainter_is_the_kustomize_bases(self):
+        def container(objects, name):
+            c = copy.deepcopy(dl.pod_template(dl.find(objects, "Deployment", name))["spec"]["containers"][0])
+            c.pop("image")
+            return c
+        for sets, base in (([], "soft-taint"), (self.KUBEDESCHEDULER, "soft-taint-kubedescheduler")):
+            chart = self.template("softTainter.enabled=true", *sets)
+            kust = dl.render(os.path.join(dl.DEPLOY, base))
+            self.assertEqual(container(chart, "descheduler-softtainter"), container(kust, "descheduler-softtainter"), base)
+            self.assertEqual(dl.find(chart, "ClusterRole", "descheduler-softtainter")["rules"],
+                             dl.find(kust, "ClusterRole", "descheduler-softtainter")["rules"], base)
+            roles = sorted(((o["metadata"]["namespace"], o["rules"]) for o in kust if o["kind"] == "Role"),
+                           key=lambda r: r[0])
+            mine = sorted(((o["metadata"]["namespace"], o["rules"]) for o in chart
+                           if o["kind"] == "Role" and o["metadata"]["name"].startswith("descheduler-softtainter")),
+                          key=lambda r: r[0])
+            self.assertEqual(mine, roles, base)
+            sa = dl.find(chart, "Deployment", "descheduler-softtainter")["spec"]["template"]["spec"]["serviceAccountName"]
+            self.assertEqual(sa, "descheduler-softtainter")
+
     def test_policies_are_the_shipped_ones(self):
         for name in os.listdir(os.path.join(CHART, "policies")):
             with open(os.path.join(CHART, "policies", name)) as a, open(os.path.join(dl.DEPLOY, "policies", name)) as b:
@@ -143,7 +187,10 @@ class Chart(unittest.TestCase):
                            (["deschedulingInterval=5 minutes"], "deschedulingInterval"),
                            (["policyFile=mine.yaml"], "policyFile"),
                            (["kind=Deployment", "leaderElection.enabled=false"], "leaderElection.enabled"),
-                           (["serviceMonitor.enabled=true"], "serviceMonitor.enabled")):
+                           (["serviceMonitor.enabled=true"], "serviceMonitor.enabled"),
+                           (["kind=Deployment", "kubedeschedulerRef=cluster"], "kubedeschedulerRef"),
+                           (["kubedeschedulerRef=ops/cluster"], "kubedeschedulerRef: needs kind: Deployment"),
+                           (["softTainter.mode=Auto"], "/softTainter/mode")):
             args = list(base)
             for s in sets:
                 args += ["--set", s]
@@ -178,6 +225,23 @@ class Chart(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr[-3000:])
             self.assertIn('"Number of evictions/requests"', p.stderr)
             self.assertEqual(srv.forbidden(), [])
+            # the KubeDescheduler mode with its soft-tainter, as a second release: its Roles live
+            # in the operator's and the monitoring namespaces
+            for ns in ("openshift-kube-descheduler-operator", "openshift-monitoring"):
+                srv.kubectl("create", "namespace", ns)
+            sets = []
+            for v in self.KUBEDESCHEDULER + ["softTainter.enabled=true"]:
+                sets += ["--set", v]
+            self.run_helm("install", "kd", CHART, "--namespace", "descheduler", "--kubeconfig", srv.kubeconfig,
+                          "--wait=false", *sets)
+            for path in ("/apis/apps/v1/namespaces/descheduler/deployments/kd-descheduler",
+                         "/apis/apps/v1/namespaces/descheduler/deployments/kd-descheduler-softtainter",
+                         "/apis/rbac.authorization.k8s.io/v1/namespaces/openshift-kube-descheduler-operator/roles/kd-descheduler-kubedescheduler",
+                         "/apis/rbac.authorization.k8s.io/v1/namespaces/openshift-monitoring/roles/kd-descheduler-softtainter-prometheus-route"):
+                status, _, obj = srv.request("GET", path)
+                self.assertEqual(status, 200, (path, obj))
+            status, _, _ = srv.request("GET", "/api/v1/namespaces/descheduler/configmaps/kd-descheduler")
+            self.assertEqual(status, 404, "the KubeDescheduler mode has no policy ConfigMap")
 
 
 if __name__ == "__main__":

@@ -28,8 +28,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* The container's arguments: the runbook's, then the mode's, then extraArgs. */}}
+{{/* The container's arguments: the runbook's (or the KubeDescheduler reference, which gives the
+policy, interval, feature gate and verbosity), then the mode's, then extraArgs. */}}
 {{- define "descheduler.args" -}}
+{{- if .Values.kubedeschedulerRef }}
+- --kubedescheduler-ref={{ .Values.kubedeschedulerRef }}
+{{- else }}
 - --policy-config-file=/policy-dir/policy.yaml
 {{- if eq .Values.kind "Deployment" }}
 - --descheduling-interval={{ .Values.deschedulingInterval }}
@@ -37,14 +41,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with .Values.featureGates }}
 - --feature-gates={{ . }}
 {{- end }}
+{{- end }}
 {{- if and (eq .Values.kind "Deployment") .Values.leaderElection.enabled }}
 - --leader-elect
 - --leader-elect-resource-namespace={{ .Release.Namespace }}
 {{- end }}
+{{- if not .Values.kubedeschedulerRef }}
 - --v={{ .Values.verbosity }}
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* The KubeDescheduler reference split: (namespace, name); the schema checks its shape. */}}
+{{- define "descheduler.kubedeschedulerNamespace" -}}
+{{- index (splitList "/" .Values.kubedeschedulerRef) 0 -}}
+{{- end -}}
+{{- define "descheduler.kubedeschedulerName" -}}
+{{- index (splitList "/" .Values.kubedeschedulerRef) 1 -}}
 {{- end -}}
 
 {{/* The pod: the same for both kinds. */}}
@@ -114,6 +129,7 @@ containers:
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if not .Values.kubedeschedulerRef }}
   volumeMounts:
   - name: policy-volume
     mountPath: /policy-dir
@@ -122,4 +138,5 @@ volumes:
 - name: policy-volume
   configMap:
     name: {{ include "descheduler.fullname" . }}
+  {{- end }}
 {{- end -}}
