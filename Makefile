@@ -19,7 +19,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm release test-release bench demo-live demo-openshift clean format
 
 all: build
 
@@ -66,6 +66,15 @@ test-helm: build
 	@tests/realapi/build.sh >/dev/null || true
 	@tests/helm/test.sh
 
+# dist/: tarball, .deb, OCI image archive, SPDX SBOM, SHA256SUMS (scripts/release.sh)
+release: build
+	@scripts/deps.sh test
+	@BUILDAH_OPTS="$${BUILDAH_OPTS:---storage-driver vfs}" scripts/release.sh
+
+test-release: build
+	@scripts/deps.sh test
+	@tests/release/test.sh
+
 bench: build
 	@scripts/deps.sh bench
 	@bench/run.sh
@@ -79,7 +88,7 @@ demo-openshift: build
 	@tests/apisim/demo-openshift.sh $(BUILD)/descheduler
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan dist
 
 format:
 	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/support/*.[ch]

@@ -5,6 +5,8 @@
 #        libraries bench/jsonlibs.sh compares)
 # buildah and ca-certificates: tests/cli/t0400-image.sh builds the container image
 # (scripts/build-image.sh) without a daemon or registry.
+# dpkg-dev (dpkg-shlibdeps) and debootstrap: scripts/release.sh builds the .deb and
+# tests/release/test.sh installs it in a clean bookworm chroot.
 # etcd-server (bookworm's 3.4): the storage of the real kube-apiserver in tests/realapi/ (the
 # kube-apiserver itself is built from the Go module proxy by tests/realapi/build.sh; Go is the
 # machine's, not a Debian package). Its post-install cannot start a service in a container;
@@ -20,7 +22,7 @@ what=${1:-build}
 build_pkgs=(build-essential cmake pkg-config libyaml-dev libyajl-dev libcurl4-openssl-dev
             libmicrohttpd-dev libgnutls28-dev libcmocka-dev)
 test_pkgs=(python3 openssl curl hostname prometheus python3-kubernetes python3-yaml clang libclang-rt-14-dev
-           buildah ca-certificates chromium valgrind etcd-server zsh)
+           buildah ca-certificates chromium valgrind etcd-server zsh dpkg-dev debootstrap)
 
 bench_pkgs=(python3 curl time libjson-c-dev libjansson-dev libcjson-dev)
 

@@ -9,7 +9,8 @@
 # kube-apiserver tier (tests/realapi: the live scripts and the RBAC test against etcd + a real
 # kube-apiserver; skipped, saying why, only where kube-apiserver cannot be built), the Helm
 # chart (tests/helm: lint, template against the kustomize bases, install on the real
-# kube-apiserver; skipped, saying why, where Helm cannot be built), and the
+# kube-apiserver; skipped, saying why, where Helm cannot be built), the release artifacts
+# (tests/release: tarball, .deb installed in a clean chroot, OCI archive, SBOM), and the
 # cluster lab (tests/lab: real control plane, KWOK, KubeVirt's own controllers; its smoke test
 # and the small runbook and pinned scenarios; skipped, saying why, where they cannot be built).
 # CLI scripts that cannot run here exit 77 (lib.sh's skip_script) and are listed as skips with
@@ -116,6 +117,7 @@ suite "install manifests and RBAC" env DESCHEDULER="$here/build/descheduler" \
 # is printed once it has ended
 skippable_suite "real kube-apiserver (tests/realapi)" env DESCHEDULER="$here/build/descheduler" tests/realapi/run.sh
 skippable_suite "Helm chart (tests/helm)" env DESCHEDULER="$here/build/descheduler" tests/helm/test.sh
+skippable_suite "release artifacts (tests/release)" env DESCHEDULER="$here/build/descheduler" tests/release/test.sh
 wait "$go_builds"
 cat build/realapi-build.log build/lab-build.log
 skippable_suite "cluster lab (tests/lab)" env DESCHEDULER="$here/build/descheduler" tests/lab/test.sh
