@@ -28,9 +28,15 @@
  * from an OpenShift KubeDescheduler CR instead (cli/kdsource.h, docs/openshift.md): the CR is
  * rendered at start (an invalid one exits 2) and again at the start of every cycle with that
  * cycle's view of the cluster (a reference is read again from the API server each time); a
- * changed rendering is used from that cycle on. While the CR is invalid, or its policy does
- * not load, every cycle evicts nothing and logs why. Flags given on the command line win over
- * the rendered ones, except that a Predictive CR always means a dry run. */
+ * changed rendering is used from that cycle on. A CR that becomes invalid (or whose policy
+ * does not load) is refused once, with a log line, an Event on the CR and a metric, and the
+ * last good policy keeps running; while the CR is not there or cannot be read, cycles evict
+ * nothing. Flags given on the command line win over the rendered ones, except that a
+ * Predictive CR always means a dry run.
+ *
+ * In Deployment mode --policy-config-file is read again before every cycle; a changed file
+ * (a ConfigMap volume's ..data link swapped by the kubelet) is loaded and used from that cycle,
+ * or refused as a changed CR is (the Event is on the descheduler's own pod). */
 #include "../framework/framework.h"
 #include "../kube/cluster.h"
 #include "../kube/config.h"
@@ -130,11 +136,17 @@ typedef struct {
   unsigned long long cycles;
   /* --kubedescheduler / --kubedescheduler-ref */
   kdsrc *kd;
-  bool kd_broken; /* the CR is invalid or its policy does not load: evict nothing */
+  bool kd_broken;    /* the CR is not there: evict nothing */
+  char *kd_rejected; /* the message the last refused rendering was refused with */
+  /* --policy-config-file in Deployment mode: the content last read (the running policy's,
+   * or a refused one's), read again before every cycle */
+  char *policy_text;
+  bool policy_unreadable; /* the last read failed (logged once) */
   bool explicit_interval, explicit_v, explicit_gates, explicit_dry_run;
   plugin_env env;
   /* Deployment mode: the cluster from a watch cache instead of a list every cycle */
   watch_cache *cache;
+  bool cache_conditions; /* it keeps the pods' conditions */
   kube_config *cfg;
   /* Events, sent by a thread of their own so that no eviction waits on one (events.h) */
   event_sender *events;
@@ -196,6 +208,56 @@ static void kd_apply_settings(runner *r) {
   }
 }
 
+/* An Event about the policy in force: on `about`, or (NULL) on the descheduler's own pod when
+ * it knows it (kube_config_own_pod). None in a dry run, which writes nothing to the cluster. */
+static void policy_event(runner *r, const event_regarding *about, const char *type,
+                         const char *reason, const char *note) {
+  char ns[256], name[256], text[1024];
+  event_regarding pod = {"v1", "Pod", ns, name, NULL};
+  if (r->o->dry_run || !r->events)
+    return;
+  if (!about) {
+    if (!kube_config_own_pod(r->cfg, ns, sizeof ns, name, sizeof name)) {
+      LOGV(2, NULL, "No Event about the policy: the descheduler does not know its own pod "
+                    "(POD_NAMESPACE and POD_NAME, or the in-cluster config)",
+           LSTR("reason", reason));
+      return;
+    }
+    about = &pod;
+  }
+  /* an Event's note holds at most 1 kB */
+  snprintf(text, sizeof text, "%s", note);
+  event_sender_emit(r->events, about, type, reason, "PolicyReload", text, r->hostname);
+}
+
+/* A policy that loads but cannot run here: one that enables KubevirtMigrationAware on a cluster
+ * without KubeVirt (upstream's plugin fails to build). true with the message in err. */
+static bool policy_unusable(runner *r, const policy *pol, dserr *err) {
+  const char *p = r->disc.kubevirt ? NULL : policy_profile_enabling(pol, "KubevirtMigrationAware");
+  if (p)
+    dserr_set(err,
+              "failed to create new descheduler: unable to create \"%s\" profile: unable to "
+              "build KubevirtMigrationAware plugin: timed out waiting for VMI informer cache to "
+              "sync (is KubeVirt installed?)",
+              p);
+  return p != NULL;
+}
+
+/* Puts np in force from this cycle: what reads actual utilization follows it, and a watch cache
+ * that leaves out the pods' conditions it needs is listed again. */
+static void policy_switch(runner *r, policy *np) {
+  policy_free(r->pol);
+  r->pol = np;
+  usage_live_free(r->usage);
+  r->usage = usage_live_new(r->pol, r->client);
+  if (r->cache && !r->cache_conditions && fw_reads_pod_conditions(np)) {
+    LOGV(0, NULL, "The new policy reads the pods' conditions, which the watch cache leaves out; "
+                  "it lists the cluster again");
+    watch_cache_free(r->cache);
+    r->cache = NULL;
+  }
+}
+
 /* Renders the CR against this cycle's model and switches to a changed policy. -1 when the
  * cycle must evict nothing. */
 static int kd_refresh(runner *r, model *m) {
@@ -206,37 +268,102 @@ static int kd_refresh(runner *r, model *m) {
     return -1;
   }
   int changed = kdsrc_render(r->kd, m, r->client, route_error, &err);
-  if (changed < 0) {
-    LOGE(NULL, "The KubeDescheduler cannot be rendered; nothing is evicted until it is fixed",
-         err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));
+  if (changed == KDSRC_UNREADABLE) {
+    LOGE(NULL, "Failed to read the KubeDescheduler; nothing is evicted this cycle", err.msg,
+         LSTR("kubedescheduler", kdsrc_name(r->kd)));
+    return -1;
+  }
+  if (changed == KDSRC_NOT_FOUND) {
+    LOGE(NULL, "The KubeDescheduler is not there; nothing is evicted until it is", err.msg,
+         LSTR("kubedescheduler", kdsrc_name(r->kd)));
     r->kd_broken = true;
     return -1;
   }
-  if (!changed && !r->kd_broken)
+  policy *np = NULL;
+  if (changed == 1) {
+    np = kdsrc_load_policy(r->kd, &r->env, &err);
+    if (np && policy_unusable(r, np, &err)) {
+      policy_free(np);
+      np = NULL;
+    }
+  }
+  if (changed < 0 || (changed == 1 && !np)) {
+    /* refused once per message; the last good rendering's policy and settings stay */
+    if (!r->kd_rejected || strcmp(r->kd_rejected, err.msg) != 0) {
+      LOGE(NULL, "The KubeDescheduler's new rendering is refused; the last good policy keeps running",
+           err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));
+      metrics_policy_reload("rejected");
+      event_regarding cr = {"operator.openshift.io/v1", "KubeDescheduler", kdsrc_namespace(r->kd),
+                            kdsrc_object_name(r->kd), NULL};
+      policy_event(r, kdsrc_namespace(r->kd) ? &cr : NULL, "Warning", "PolicyRejected", err.msg);
+      free(r->kd_rejected);
+      r->kd_rejected = xstrdup(err.msg);
+    }
+    r->kd_broken = false;
     return 0;
-  policy *np = kdsrc_load_policy(r->kd, &r->env, &err);
-  if (!np) {
-    LOGE(NULL, "The policy rendered from the KubeDescheduler does not load; nothing is evicted "
-               "until it is fixed",
-         err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));
-    r->kd_broken = true;
-    return -1;
   }
-  policy_free(r->pol);
-  r->pol = np;
-  /* what to read of actual utilization follows the policy */
-  usage_live_free(r->usage);
-  r->usage = usage_live_new(r->pol, r->client);
+  bool was_refused = r->kd_broken || r->kd_rejected;
+  free(r->kd_rejected);
+  r->kd_rejected = NULL;
+  r->kd_broken = false;
+  if (!changed) {
+    if (was_refused)
+      LOGV(0, NULL, "The KubeDescheduler can be rendered again; its policy is used from this cycle",
+           LSTR("kubedescheduler", kdsrc_name(r->kd)));
+    return 0;
+  }
+  policy_switch(r, np);
   kd_apply_settings(r);
-  if (changed)
-    kdsrc_log_warnings(r->kd, false);
-  LOGV(0, NULL,
-       r->kd_broken && !changed ? "The KubeDescheduler can be rendered again; its policy is used from this cycle"
-                                : "The KubeDescheduler's rendering changed; the new policy is used from this cycle",
+  kdsrc_log_warnings(r->kd, false);
+  metrics_policy_reload("loaded");
+  LOGV(0, NULL, "The KubeDescheduler's rendering changed; the new policy is used from this cycle",
        LSTR("kubedescheduler", kdsrc_name(r->kd)), LBOOL("dryRun", r->o->dry_run),
        LINT("deschedulingIntervalSeconds", r->o->interval_ns / 1000000000LL));
-  r->kd_broken = false;
   return 0;
+}
+
+/* --policy-config-file in Deployment mode, before each cycle: the file read again (a ConfigMap
+ * volume is updated by swapping its ..data link, so the read sees the old file or the new
+ * one, whole). A changed content is loaded and used from this cycle, or refused (logged, an
+ * Event, a metric) while the last good policy keeps running. */
+static void policy_file_refresh(runner *r) {
+  size_t len;
+  char *text = read_file_text(r->o->policy, &len);
+  if (!text) {
+    if (!r->policy_unreadable)
+      LOGE(NULL, "The policy file cannot be read; the last good policy keeps running",
+           strerror(errno), LSTR("file", r->o->policy));
+    r->policy_unreadable = true;
+    return;
+  }
+  r->policy_unreadable = false;
+  if (r->policy_text && strcmp(text, r->policy_text) == 0) {
+    free(text);
+    return;
+  }
+  free(r->policy_text);
+  r->policy_text = text;
+  dserr err;
+  policy *np = policy_load_string(r->o->policy, text, plugin_lookup, &r->env, &err);
+  if (np && policy_unusable(r, np, &err)) {
+    policy_free(np);
+    np = NULL;
+  }
+  if (!np) {
+    LOGE(NULL, "The changed policy is refused; the last good policy keeps running", err.msg,
+         LSTR("file", r->o->policy));
+    metrics_policy_reload("rejected");
+    policy_event(r, NULL, "Warning", "PolicyRejected", err.msg);
+    return;
+  }
+  policy_switch(r, np);
+  metrics_policy_reload("loaded");
+  LOGV(0, NULL, "The policy file changed; the new policy is used from this cycle",
+       LSTR("file", r->o->policy));
+  strbuf note = {0};
+  sb_printf(&note, "the policy file %s changed; its new policy is used from this cycle", r->o->policy);
+  policy_event(r, NULL, "Normal", "PolicyLoaded", sb_str(&note));
+  sb_free(&note);
 }
 
 /* The cycle's model from the watch cache: -1 (nothing evicted) while it is not synced. */
@@ -249,6 +376,7 @@ static model *cache_model(runner *r, cycle_timings *tm, dserr *err) {
     r->cache = watch_cache_new(r->client, &wo, err);
     if (!r->cache)
       return NULL;
+    r->cache_conditions = wo.keep_pod_conditions;
   }
   double t0 = time_mono_seconds();
   watch_cache_pump(r->cache);
@@ -277,6 +405,8 @@ static int run_cycle(runner *r) {
   cycle_timings tm = {0};
   kube_read_stats rs = {0};
   double t_start = time_mono_seconds();
+  if (r->policy_text && r->o->interval_ns > 0)
+    policy_file_refresh(r);
   if (r->o->watch_cache) {
     m = cache_model(r, &tm, &err);
     if (!m) {
@@ -749,11 +879,16 @@ static int run_setup(runner *r) {
     if (rc != FLAGS_RUN)
       return rc;
   } else {
+    /* the content as it was before the load: a change during the load is seen at the next cycle */
+    size_t len;
+    char *text = read_file_text(o->policy, &len);
     r->pol = policy_load(o->policy, plugin_lookup, &r->env, &err);
     if (!r->pol) {
+      free(text);
       cli_error("descheduler", err.msg);
       return EXIT_CONFIG;
     }
+    r->policy_text = text;
   }
   r->elect = o->leader_elect && !o->dry_run;
   r->usage = usage_live_new(r->pol, r->client);
@@ -761,17 +896,10 @@ static int run_setup(runner *r) {
     LOGE(NULL, "failed to run descheduler server", err.msg);
     return EXIT_FAILED;
   }
-  if (!r->disc.kubevirt) {
-    const char *p = policy_profile_enabling(r->pol, "KubevirtMigrationAware");
-    if (p) {
-      /* the operator's plugin fails to build without KubeVirt's API, as upstream's does */
-      fprintf(stderr,
-              "descheduler: failed to create new descheduler: unable to create \"%s\" profile: "
-              "unable to build KubevirtMigrationAware plugin: timed out waiting for VMI informer "
-              "cache to sync (is KubeVirt installed?)\n",
-              p);
-      return EXIT_FAILED;
-    }
+  /* the operator's plugin fails to build without KubeVirt's API, as upstream's does */
+  if (policy_unusable(r, r->pol, &err)) {
+    fprintf(stderr, "descheduler: %s\n", err.msg);
+    return EXIT_FAILED;
   }
   if (r->disc.server_major == 1 && abs(r->disc.server_minor - 36) > 3)
     LOGW(NULL, "descheduler version may not be supported on your version of Kubernetes",
@@ -857,6 +985,8 @@ static void run_teardown(runner *r) {
   fw_history_free(&r->history);
   usage_live_free(r->usage);
   policy_free(r->pol);
+  free(r->policy_text);
+  free(r->kd_rejected);
   kdsrc_free(r->kd);
   kube_client_free(r->client);
   kube_config_free(r->cfg);

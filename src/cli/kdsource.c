@@ -156,6 +156,10 @@ const kd_result *kdsrc_result(const kdsrc *s) {
 const char *kdsrc_policy_yaml(const kdsrc *s) {
   return s->yaml ? s->yaml : "";
 }
+const char *kdsrc_namespace(const kdsrc *s) { return s->ref_ns; }
+
+const char *kdsrc_object_name(const kdsrc *s) { return s->ref_name; }
+
 const char *kdsrc_name(const kdsrc *s) {
   return s->name;
 }
@@ -179,7 +183,7 @@ int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_err
       if (strncmp(err->msg, s->name, strlen(s->name)) != 0)
         dserr_prefix(err, "%s", s->name);
       arena_free(a);
-      return got == KUBE_GET_NOT_FOUND ? -1 : KDSRC_UNREADABLE;
+      return got == KUBE_GET_NOT_FOUND ? KDSRC_NOT_FOUND : KDSRC_UNREADABLE;
     }
   } else if (!obj) {
     obj = m->openshift.kubedescheduler;

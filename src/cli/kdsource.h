@@ -37,10 +37,11 @@ void kdsrc_free(kdsrc *s);
  * facts). The protected namespaces are fixed at the first call. A reference is read from the
  * API through c (NULL offline); route_error is what reading the Route failed with, or NULL.
  * Returns 1 when the rendering (policy and settings) changed since the last successful call or
- * is the first, 0 when it is the same, -1 with err when the CR is invalid or not there (bad
- * input), KDSRC_UNREADABLE with err when the API server could not be asked for the reference
- * (err names the CR: `<file>: <message>`). */
+ * is the first, 0 when it is the same, -1 with err when the CR is invalid (bad input),
+ * KDSRC_NOT_FOUND with err when the reference names no CR, KDSRC_UNREADABLE with err when the
+ * API server could not be asked for the reference (err names the CR: `<file>: <message>`). */
 #define KDSRC_UNREADABLE (-2)
+#define KDSRC_NOT_FOUND (-3)
 int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_error, dserr *err);
 
 /* The last successful rendering (valid until the next kdsrc_render that returns 1). */
@@ -49,6 +50,9 @@ const kd_result *kdsrc_result(const kdsrc *s);
 const char *kdsrc_policy_yaml(const kdsrc *s);
 /* How the source is named in messages: the file, or "kubedescheduler NAMESPACE/NAME". */
 const char *kdsrc_name(const kdsrc *s);
+/* The reference's namespace and name (--kubedescheduler-ref); NULL for a file. */
+const char *kdsrc_namespace(const kdsrc *s);
+const char *kdsrc_object_name(const kdsrc *s);
 /* Whether the source is a reference read from the API server. */
 bool kdsrc_is_ref(const kdsrc *s);
 

@@ -419,47 +419,8 @@ static sink_result live_evict(eviction_sink *self, const pod *p, const eviction_
 static void live_event(eviction_sink *self, const pod *p, const char *type, const char *reason,
                        const char *note) {
   live_sink *s = (live_sink *)self;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  char when[64];
-  time_format_micro_now(when, sizeof when);
-  strbuf body = {0}, path = {0}, name = {0};
-  sb_printf(&name, "%s.%llx", p->name,
-            (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
-  sb_append(&body,
-            "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
-  sb_append_json_str(&body, sb_str(&name));
-  sb_append(&body, ",\"namespace\":");
-  sb_append_json_str(&body, p->ns);
-  sb_printf(&body,
-            "},\"eventTime\":\"%s\",\"reportingController\":\"sigs.k8s.io.descheduler\","
-            "\"reportingInstance\":",
-            when);
-  strbuf inst = {0};
-  sb_printf(&inst, "sigs.k8s.io.descheduler-%s", s->hostname);
-  sb_append_json_str(&body, sb_str(&inst));
-  sb_append(&body, ",\"action\":\"Descheduled\",\"reason\":");
-  sb_append_json_str(&body, reason);
-  sb_append(&body, ",\"note\":");
-  sb_append_json_str(&body, note);
-  sb_append(&body, ",\"type\":");
-  sb_append_json_str(&body, type);
-  sb_append(&body, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-  sb_append_json_str(&body, p->ns);
-  sb_append(&body, ",\"name\":");
-  sb_append_json_str(&body, p->name);
-  sb_append(&body, ",\"uid\":");
-  sb_append_json_str(&body, p->uid);
-  sb_append(&body, "}}");
-  sb_append(&path, "/apis/events.k8s.io/v1/namespaces/");
-  kube_path_escape(&path, p->ns);
-  sb_append(&path, "/events");
-  char ref[512];
-  event_sender_post(s->events, sb_str(&path), sb_str(&body), pod_ref(p, ref, sizeof ref));
-  sb_free(&body);
-  sb_free(&path);
-  sb_free(&name);
-  sb_free(&inst);
+  event_regarding about = {"v1", "Pod", p->ns, p->name, p->uid};
+  event_sender_emit(s->events, &about, type, reason, "Descheduled", note, s->hostname);
 }
 
 void live_sink_init(live_sink *s, kube_client *c, event_sender *events, const char *group_version,

@@ -811,6 +811,35 @@ bool kube_config_in_cluster(const kube_config *cfg) {
   return cfg && !strcmp(cfg->source, KUBE_IN_CLUSTER_SOURCE);
 }
 
+bool kube_config_own_pod(const kube_config *cfg, char *ns, size_t ns_cap, char *name,
+                         size_t name_cap) {
+  const char *pns = getenv("POD_NAMESPACE"), *pname = getenv("POD_NAME");
+  if (pns && *pns && pname && *pname) {
+    snprintf(ns, ns_cap, "%s", pns);
+    snprintf(name, name_cap, "%s", pname);
+    return true;
+  }
+  if (!kube_config_in_cluster(cfg))
+    return false;
+  const char *dir = getenv(KUBE_SERVICEACCOUNT_DIR_ENV);
+  strbuf path = {0};
+  sb_printf(&path, "%s/namespace", dir && *dir ? dir : KUBE_SERVICEACCOUNT_DIR);
+  char *text = NULL;
+  size_t len = 0;
+  dserr err;
+  bool ok = read_whole_file(sb_str(&path), &text, &len, &err) == 0;
+  sb_free(&path);
+  if (ok) {
+    while (len && isspace((unsigned char)text[len - 1]))
+      text[--len] = 0;
+    ok = len > 0 && gethostname(name, name_cap) == 0 && *name;
+    if (ok)
+      snprintf(ns, ns_cap, "%s", text);
+  }
+  free(text);
+  return ok;
+}
+
 static bool file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;

@@ -96,6 +96,12 @@ int kube_config_load_kubectl(const char *path, const char *context, kube_config 
  * has_flag: the command has --allow-insecure-http (the message offers it only then). */
 /* Whether cfg is the in-cluster config (the process runs in a pod of the cluster). */
 bool kube_config_in_cluster(const kube_config *cfg);
+/* The pod this process runs in, for Events about itself: $POD_NAMESPACE and $POD_NAME (the
+ * downward API's usual names) when both are set; else, with the in-cluster config, the
+ * service account's namespace file and the host name (a pod's host name is its name). false
+ * when neither tells. */
+bool kube_config_own_pod(const kube_config *cfg, char *ns, size_t ns_cap, char *name,
+                         size_t name_cap);
 int kube_config_check_transport(const kube_config *cfg, bool allow_http, bool has_flag,
                                 dserr *err);
 void kube_config_free(kube_config *c);

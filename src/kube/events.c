@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct queued {
   struct queued *next;
@@ -112,7 +113,7 @@ void event_sender_post(event_sender *s, const char *path, const char *body, cons
   if (s->closing || s->n >= EVENTS_QUEUED_MAX) {
     bool full = !s->closing;
     pthread_mutex_unlock(&s->lock);
-    LOGV(2, NULL, "Could not record an event", LSTR("pod", what),
+    LOGV(2, NULL, "Could not record an event", LSTR("object", what),
          LSTR("err", full ? "too many Events waiting to be sent" : "the Event sender has stopped"));
     return;
   }
@@ -130,6 +131,64 @@ void event_sender_post(event_sender *s, const char *path, const char *body, cons
   s->n++;
   pthread_cond_signal(&s->wake);
   pthread_mutex_unlock(&s->lock);
+}
+
+void event_sender_emit(event_sender *s, const event_regarding *regarding, const char *type,
+                       const char *reason, const char *action, const char *note,
+                       const char *host) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char when[64];
+  time_format_micro_now(when, sizeof when);
+  const char *ns = regarding->ns && *regarding->ns ? regarding->ns : "default";
+  strbuf body = {0}, path = {0}, name = {0}, inst = {0}, what = {0};
+  sb_printf(&name, "%s.%llx", regarding->name,
+            (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
+  sb_printf(&inst, "sigs.k8s.io.descheduler-%s", host);
+  sb_append(&body, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+  sb_append_json_str(&body, sb_str(&name));
+  sb_append(&body, ",\"namespace\":");
+  sb_append_json_str(&body, ns);
+  sb_printf(&body,
+            "},\"eventTime\":\"%s\",\"reportingController\":\"sigs.k8s.io.descheduler\","
+            "\"reportingInstance\":",
+            when);
+  sb_append_json_str(&body, sb_str(&inst));
+  sb_append(&body, ",\"action\":");
+  sb_append_json_str(&body, action);
+  sb_append(&body, ",\"reason\":");
+  sb_append_json_str(&body, reason);
+  sb_append(&body, ",\"note\":");
+  sb_append_json_str(&body, note);
+  sb_append(&body, ",\"type\":");
+  sb_append_json_str(&body, type);
+  sb_append(&body, ",\"regarding\":{\"apiVersion\":");
+  sb_append_json_str(&body, regarding->api_version);
+  sb_append(&body, ",\"kind\":");
+  sb_append_json_str(&body, regarding->kind);
+  if (regarding->ns && *regarding->ns) {
+    sb_append(&body, ",\"namespace\":");
+    sb_append_json_str(&body, regarding->ns);
+  }
+  sb_append(&body, ",\"name\":");
+  sb_append_json_str(&body, regarding->name);
+  if (regarding->uid && *regarding->uid) {
+    sb_append(&body, ",\"uid\":");
+    sb_append_json_str(&body, regarding->uid);
+  }
+  sb_append(&body, "}}");
+  sb_append(&path, "/apis/events.k8s.io/v1/namespaces/");
+  kube_path_escape(&path, ns);
+  sb_append(&path, "/events");
+  if (regarding->ns && *regarding->ns)
+    sb_printf(&what, "%s/", regarding->ns);
+  sb_append(&what, regarding->name);
+  event_sender_post(s, sb_str(&path), sb_str(&body), sb_str(&what));
+  sb_free(&body);
+  sb_free(&path);
+  sb_free(&name);
+  sb_free(&inst);
+  sb_free(&what);
 }
 
 void event_sender_free(event_sender *s, double seconds) {

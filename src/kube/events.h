@@ -24,9 +24,21 @@ typedef struct event_sender event_sender;
  * kube_client_new) or the thread cannot start. */
 event_sender *event_sender_new(const kube_config *cfg, double qps, int burst, dserr *err);
 
-/* Queues a POST of body to path; what (a "namespace/name") names the pod in a log line. All
- * three are copied. */
+/* Queues a POST of body to path; what (a "namespace/name") names the object in a log line.
+ * All three are copied. */
 void event_sender_post(event_sender *s, const char *path, const char *body, const char *what);
+
+/* The object an Event is about (events.k8s.io/v1 `regarding`); uid may be NULL or "". */
+typedef struct {
+  const char *api_version, *kind, *ns, *name, *uid;
+} event_regarding;
+
+/* Queues an events.k8s.io/v1 Event about `regarding` in its namespace, as upstream's
+ * descheduler writes them (reportingController sigs.k8s.io.descheduler, reportingInstance
+ * sigs.k8s.io.descheduler-HOST, a name made of the object's and the time). */
+void event_sender_emit(event_sender *s, const event_regarding *regarding, const char *type,
+                       const char *reason, const char *action, const char *note,
+                       const char *host);
 
 /* Sends what is queued for at most `seconds` (what is left then is dropped and counted in a
  * --v 1 line), stops the thread and frees. NULL is a no-op. */

@@ -201,6 +201,13 @@ static triple_family g_watch_lists = {
     "expired: the watch's resourceVersion was too old, broken: the stream could not be read).",
     {"kind", "reason", NULL}, NULL, 0};
 
+static triple_family g_policy_reloads = {
+    "descheduler_policy_reloads_total",
+    "Number of times a running descheduler met a changed policy (a new policy file, or a new "
+    "rendering of its KubeDescheduler), by result: loaded, or rejected (invalid: the last good "
+    "policy keeps running).",
+    {"result", NULL, NULL}, NULL, 0};
+
 static const double cooldown_buckets[] = {900, 1800, 3600, 7200, 14400, 21600};
 #define NCOOL (sizeof cooldown_buckets / sizeof cooldown_buckets[0])
 static int g_kv_registered;
@@ -269,6 +276,8 @@ void metrics_kubevirt_cooldown(double seconds) {
   g_cool_sum += seconds;
   pthread_mutex_unlock(&g_lock);
 }
+
+void metrics_policy_reload(const char *result) { triple_inc(&g_policy_reloads, result, NULL, NULL); }
 
 void metrics_objects_skipped(const char *kind) {
   if (!g_enabled)
@@ -458,6 +467,7 @@ void metrics_render(strbuf *out) {
   render_skipped(out);
   render_counter(out, "descheduler_pods_evicted");
   render_counter(out, "descheduler_pods_evicted_total");
+  render_triple(out, &g_policy_reloads);
   render_strategy(out, "descheduler_strategy_duration_seconds");
   render_triple(out, &g_vs_blocks);
   render_triple(out, &g_watch_events);
@@ -488,6 +498,7 @@ void metrics_reset(void) {
   triple_free(&g_vs_blocks);
   triple_free(&g_watch_events);
   triple_free(&g_watch_lists);
+  triple_free(&g_policy_reloads);
   memset(g_cool_counts, 0, sizeof g_cool_counts);
   g_cool_count = 0;
   g_cool_sum = 0;

@@ -30,6 +30,10 @@ void metrics_objects_skipped(const char *kind);
  * kind and type, full lists by kind and reason. */
 void metrics_watch_event(const char *kind, const char *type);
 void metrics_watch_list(const char *kind, const char *reason);
+/* descheduler_policy_reloads_total{result}: a running process met a changed policy (the
+ * file's new content, or a KubeDescheduler's new rendering): "loaded" (used from that cycle)
+ * or "rejected" (invalid; the last good policy keeps running). This project's own metric. */
+void metrics_policy_reload(const char *result);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */

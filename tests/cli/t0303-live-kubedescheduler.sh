@@ -6,8 +6,9 @@
 #    an explicit --descheduling-interval 0 wins (one cycle);
 #  - --kubedescheduler-ref (with an explicit --v 3, which wins over logLevel): the CR is read
 #    again every cycle; switching it to Automatic makes the
-#    next cycle request live migrations; an invalid CR stops all evictions (logged with the
-#    operator's message) until it is fixed; SIGTERM exits 0.
+#    next cycle request live migrations; an invalid CR is refused once (the operator's message,
+#    an Event on the CR, descheduler_policy_reloads_total) while the last good policy keeps
+#    running; a deleted CR stops all evictions; SIGTERM exits 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 LIVE=$ROOT/tests/data/profile/live
@@ -75,7 +76,8 @@ expect_out '- name: LongLifecycle'
 
 # --- a reference, followed cycle after cycle
 # --v 3 on the command line wins over the CR's logLevel (Normal, -v=2)
-"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port 0 --kubedescheduler-ref "$REF" --v 3 \
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port "$port" --kubedescheduler-ref "$REF" --v 3 \
   --client-connection-qps 100 --client-connection-burst 100 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 wait_for() { # N TEXT: until stderr has at least N lines with TEXT (20 s at most)
@@ -96,24 +98,38 @@ wait_for 1 "\"The KubeDescheduler's rendering changed; the new policy is used fr
 wait_for 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
 checks=$((checks + 1)); [ "$(vmims)" -ge 1 ] || fail "Automatic requested no migration"
 
-# invalid: nothing runs, the operator's message is logged every cycle
+# invalid: refused once with the operator's message, an Event on the CR and a metric; the last
+# good policy (Automatic) keeps running, cycle after cycle
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage","LifecycleAndUtilization"]}}' >/dev/null || fail "patch profiles"
-wait_for 2 'cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously'
+refused='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running" err="kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"'
+wait_for 1 "$refused"
 before=$(cycles)
-requested=$(vmims)
-wait_for 4 'cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously'
-checks=$((checks + 1)); [ "$(cycles)" -le "$((before + 1))" ] || fail "cycles ran while the KubeDescheduler was invalid"
-checks=$((checks + 1)); [ "$(vmims)" = "$requested" ] || fail "migrations were requested while the KubeDescheduler was invalid"
-expect_err '"The KubeDescheduler cannot be rendered; nothing is evicted until it is fixed" err="kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"'
+for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
+checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the KubeDescheduler was invalid"
+expect_err_count 1 "$refused"
+checks=$((checks + 1)); grep -q 'descheduler_policy_reloads_total{result="rejected"} 1$' <(curl -sk "https://127.0.0.1:$port/metrics") ||
+  fail "no rejected reload in /metrics"
+kc get events.events.k8s.io -n openshift-kube-descheduler-operator -o json >"$TMP/events.json" || fail "list the Events"
+checks=$((checks + 1))
+[ "$(json_eval "$TMP/events.json" '[e["type"] + " " + e["regarding"]["kind"] + "/" + e["regarding"]["name"] + " " + e["note"] for e in d["items"] if e["reason"] == "PolicyRejected"]')" = \
+  "['Warning KubeDescheduler/cluster kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously']" ] ||
+  fail "no PolicyRejected Event on the KubeDescheduler: $(cat "$TMP/events.json")"
 
-# fixed: the same rendering as before comes back, cycles resume
+# fixed: the same rendering as the last good one comes back
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage"]}}' >/dev/null || fail "patch profiles back"
 wait_for 1 '"The KubeDescheduler can be rendered again; its policy is used from this cycle"'
 resumed=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -gt "$resumed" ] && break; sleep 0.1; done
-checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not resume"
+checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not go on"
+
+# gone: nothing is evicted until it is back
+kc delete kubedescheduler cluster -n openshift-kube-descheduler-operator >/dev/null || fail "delete the KubeDescheduler"
+wait_for 1 '"The KubeDescheduler is not there; nothing is evicted until it is"'
+gone=$(cycles)
+sleep 2.5
+checks=$((checks + 1)); [ "$(cycles)" -le "$((gone + 1))" ] || fail "cycles ran while the KubeDescheduler was gone"
 
 kill -TERM "$pid"
 wait "$pid"
