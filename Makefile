@@ -19,7 +19,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm release test-release bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm release test-release soak bench demo-live demo-openshift clean format
 
 all: build
 
@@ -74,6 +74,12 @@ release: build
 test-release: build
 	@scripts/deps.sh test
 	@tests/release/test.sh
+
+# a long Deployment-mode run under churn, API faults and policy reloads (tests/soak/soak.py)
+DURATION ?= 2h
+soak: build
+	@scripts/deps.sh test
+	@python3 tests/soak/soak.py --duration $(DURATION)
 
 bench: build
 	@scripts/deps.sh bench
