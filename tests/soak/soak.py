@@ -189,9 +189,9 @@ def main():
     threading.Thread(target=drain, daemon=True).start()
     start = time.monotonic()
     samples, problems = [], []
-    counts = {"cycles": 0, "incompleteCycles": 0, "evicted": 0, "requests": 0, "churned": 0, "reloads": 0,
+    counts = {"cycles": 0, "incompleteCycles": 0, "evicted": 0, "churned": 0, "reloads": 0,
               "reloadsSeen": 0, "invalidPolicies": 0, "refusals": 0, "maxInCycle": 0}
-    incomplete = False
+    acted = None  # the last eviction or request line of the cycle so far
     next_reload = start + a.reload_every
     reload_no = 0
     pending_valid = None
@@ -207,11 +207,15 @@ def main():
             if line is None:
                 problems.append("the descheduler exited (status %s) at %.0f s" % (proc.wait(), time.monotonic() - start))
                 break
+            # a cycle ends with its timings line, or, when its view was incomplete, with the line
+            # saying so: no eviction or request may come before that line in the same cycle
+            if any(k in line for k in ACTS):
+                acted = line
             if any(k in line for k in INCOMPLETE):
-                incomplete = True
                 counts["incompleteCycles"] += 1
-            elif any(k in line for k in ACTS) and incomplete:
-                problems.append("an eviction in a cycle with an incomplete view: " + line.strip()[:300])
+                if acted:
+                    problems.append("an eviction in a cycle whose view was incomplete: " + acted.strip()[:300])
+                acted = None
             if '"The policy file changed; the new policy is used from this cycle"' in line:
                 counts["reloadsSeen"] += 1
             if '"The changed policy is refused; the last good policy keeps running"' in line:
@@ -229,7 +233,7 @@ def main():
                 continue
             # a cycle ended (its timings line): record, churn, maybe reload
             counts["cycles"] += 1
-            incomplete = False
+            acted = None
             now = time.monotonic()
             st = bench.proc_status(proc.pid)
             s = {"t": now, "rss": st.get("VmRSS", 0) / 1024.0, "fds": proc_fds(proc.pid),
