@@ -47,6 +47,7 @@
 #include "../obs/log.h"
 #include "../obs/metrics.h"
 #include "../obs/server.h"
+#include "../obs/tlsconfig.h"
 #include "../plugins/registry.h"
 #include "../plugins/vmsafety.h"
 #include "../policy/policy.h"
@@ -90,7 +91,8 @@ typedef struct {
   const char *lock, *lease_name, *lease_ns;
   const char *bind_address;
   long long secure_port;
-  const char *cert_dir, *tls_cert, *tls_key, *tls_ciphers, *tls_min, *tls_curves, *tls_sni;
+  const char *cert_dir, *tls_cert, *tls_key, *tls_min, *tls_sni;
+  flag_strings tls_ciphers, tls_curves; /* pflag slices: every occurrence adds to the list */
   long long h2_streams;
   bool port_sharing, address_sharing, disable_h2;
   long long v;
@@ -151,6 +153,7 @@ typedef struct {
   /* Events, sent by a thread of their own so that no eviction waits on one (events.h) */
   event_sender *events;
   obs_server *srv; /* /metrics and /healthz */
+  strbuf tls_priorities; /* the --tls-* flags as GnuTLS's priority string (obs/tlsconfig.h) */
   /* --leader-elect: the lease and the thread that renews it */
   bool elect, renewing;
   lease_elector le;
@@ -542,8 +545,7 @@ static void *renew_loop(void *arg) {
 }
 
 static void warn_unsupported(const flag_def *defs) {
-  static const char *ignored[] = {"enable-http2", "tls-cipher-suites", "tls-min-version",
-                                  "tls-curve-preferences", "tls-sni-cert-key",
+  static const char *ignored[] = {"enable-http2", "tls-sni-cert-key",
                                   "http2-max-streams-per-connection", "permit-port-sharing",
                                   "permit-address-sharing", "disable-http2-serving", "vmodule",
                                   "log-flush-frequency", "log-text-split-stream",
@@ -646,6 +648,15 @@ static int run_check_flags(run_opts *o, runner *r, const flag_def *defs) {
     fprintf(stderr, "descheduler: --tls-cert-file and --tls-private-key-file must be given together\n");
     return EXIT_CONFIG;
   }
+  /* as upstream's SecureServingOptions.ApplyTo, which reads them only when serving */
+  if (o->secure_port != 0) {
+    tls_flags tf = {o->tls_min, o->tls_ciphers.items, o->tls_ciphers.n, o->tls_curves.items,
+                    o->tls_curves.n};
+    if (tls_priorities(&tf, &r->tls_priorities, &err) < 0) {
+      cli_error("descheduler", err.msg);
+      return EXIT_CONFIG;
+    }
+  }
   if (o->decisions_file && *o->decisions_file) {
     r->decisions_out = fopen(o->decisions_file, "a");
     if (!r->decisions_out) {
@@ -708,9 +719,9 @@ static int run_flags(int argc, char **argv, run_opts *o, runner *r) {
       {"cert-dir", NULL, FLAG_STRING, &o->cert_dir, "accepted for compatibility; without cert files a self-signed certificate is made in memory", NULL},
       {"tls-cert-file", NULL, FLAG_STRING, &o->tls_cert, "serving certificate (PEM)", NULL},
       {"tls-private-key-file", NULL, FLAG_STRING, &o->tls_key, "serving key (PEM)", NULL},
-      {"tls-cipher-suites", NULL, FLAG_STRING, &o->tls_ciphers, "accepted for compatibility, no effect", NULL},
-      {"tls-min-version", NULL, FLAG_STRING, &o->tls_min, "accepted for compatibility, no effect", NULL},
-      {"tls-curve-preferences", NULL, FLAG_STRING, &o->tls_curves, "accepted for compatibility, no effect", NULL},
+      {"tls-cipher-suites", NULL, FLAG_STRINGS, &o->tls_ciphers, "comma-separated cipher suites of the HTTPS listener, by Go's names (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256, ...): TLS 1.0-1.2 negotiate exactly these, TLS 1.3 the TLS 1.3 suites among them or of their ciphers; a list GnuTLS cannot serve exactly is refused (docs/security.md#tls-versions-cipher-suites-and-groups)", "GnuTLS's NORMAL suites"},
+      {"tls-min-version", NULL, FLAG_STRING, &o->tls_min, "minimum TLS version of the HTTPS listener: VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13", "VersionTLS12"},
+      {"tls-curve-preferences", NULL, FLAG_STRINGS, &o->tls_curves, "comma-separated key exchange groups of the HTTPS listener, as Go's numeric tls.CurveID values: 23 (P-256), 24 (P-384), 25 (P-521), 29 (X25519); 4587, 4588 and 4589 (the ML-KEM hybrids) where GnuTLS has them", "GnuTLS's NORMAL groups"},
       {"tls-sni-cert-key", NULL, FLAG_STRING, &o->tls_sni, "accepted for compatibility, no effect", NULL},
       {"http2-max-streams-per-connection", NULL, FLAG_INT, &o->h2_streams, "accepted for compatibility, no effect", NULL},
       {"permit-port-sharing", NULL, FLAG_BOOL, &o->port_sharing, "accepted for compatibility, no effect", NULL},
@@ -855,7 +866,8 @@ static int run_setup(runner *r) {
   if (!o->disable_metrics)
     metrics_enable(DS_VERSION);
   if (o->secure_port != 0) {
-    server_options so = {o->bind_address, (int)o->secure_port, o->tls_cert, o->tls_key, !o->disable_metrics};
+    server_options so = {o->bind_address, (int)o->secure_port, o->tls_cert, o->tls_key,
+                         !o->disable_metrics, sb_str(&r->tls_priorities)};
     r->srv = obs_server_start(&so, &err);
     if (!r->srv) {
       LOGE(NULL, "failed to run descheduler server", err.msg);
@@ -991,6 +1003,7 @@ static void run_teardown(runner *r) {
   kube_client_free(r->client);
   kube_config_free(r->cfg);
   obs_server_stop(r->srv);
+  sb_free(&r->tls_priorities);
   if (r->decisions_out)
     fclose(r->decisions_out);
   arena_pool_keep(0); /* what waited for a next cycle */
@@ -1003,6 +1016,7 @@ int cmd_run(int argc, char **argv) {
   if (rc != FLAGS_RUN) {
     if (r.decisions_out)
       fclose(r.decisions_out);
+    sb_free(&r.tls_priorities);
     return rc;
   }
   rc = run_setup(&r);

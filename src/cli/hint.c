@@ -1,6 +1,7 @@
 /* hint.c - see hint.h. */
 #include "hint.h"
 
+#include "../obs/tlsconfig.h"
 #include "../plugins/registry.h"
 
 #include <stdio.h>
@@ -69,6 +70,8 @@ static void plugin_names(const char *msg, name_list *l) {
 }
 
 bool cli_hint(const char *msg, strbuf *out) {
+  if (tls_flag_hint(msg, out))
+    return true;
   if (strstr(msg, "is registered for version \"descheduler/v1alpha1\"")) {
     sb_append(out, "descheduler/v1alpha1 is not read by upstream's descheduler either since "
                    "v0.31.0: write the policy as descheduler/v1alpha2, each strategy a plugin of "

@@ -21,7 +21,9 @@
  * brings its own). GnuTLS asks for the certificate at every handshake (MHD_OPTION_HTTPS_CERT_CALLBACK),
  * so when the files change (a cert-manager rotation) new connections get the new pair, as
  * with upstream's dynamic serving certificate; a pair that does not load keeps the old one
- * and says why once. TLS 1.2 is the minimum, as for Kubernetes serving. */
+ * and says why once. The TLS versions, cipher suites and groups are the GnuTLS priority
+ * string tlsconfig.c makes of the --tls-* flags; without it, TLS 1.2 is the minimum, as
+ * upstream's default --tls-min-version. */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include "server.h"
 
@@ -53,7 +55,8 @@
 
 #define SELF_SIGNED_CN "apiserver-loopback-client"
 #define CERT_FILE_MAX (1 << 20)
-#define TLS_PRIORITIES "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1"
+/* what tls_priorities gives without a --tls-* flag */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define IDLE_TIMEOUT_SECONDS 90 /* the Kubernetes secure server's IdleTimeout */
 
 
@@ -806,7 +809,8 @@ obs_server *obs_server_start(const server_options *opt, dserr *err) {
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET |
           MHD_USE_ITC,
       0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-      MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+      MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_HTTPS_PRIORITIES,
+      opt->tls_priorities ? opt->tls_priorities : TLS_PRIORITIES,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_SECONDS, MHD_OPTION_END);
   atomic_store(&s->starting, 0);
   if (!s->daemon) {

@@ -3,12 +3,14 @@
  * Served on --bind-address:--secure-port by libmicrohttpd in its own thread, HTTPS with
  * --tls-cert-file/--tls-private-key-file (re-read within a second when they change; a pair
  * that does not load keeps the previous one) or, when none is given, a self-signed
- * certificate generated in memory at start (CN apiserver-loopback-client). A plain HTTP
- * request gets Go's `400 Client sent an HTTP request to an HTTPS server.` One server per
- * process. No authentication, as upstream. Routes: GET /metrics (Prometheus text from metrics.h; absent with
- * --disable-metrics), DELETE /metrics (reset, answers "metrics reset"), GET /healthz (200
- * "ok"; ?verbose lists "[+]Descheduler ok" and "healthz check passed"; ?exclude=Descheduler
- * accepted), GET /healthz/Descheduler (200 "ok"); anything else 404. */
+ * certificate generated in memory at start (CN apiserver-loopback-client); the TLS versions,
+ * cipher suites and groups are those of --tls-min-version, --tls-cipher-suites and
+ * --tls-curve-preferences (tlsconfig.h). A plain HTTP request gets Go's `400 Client sent an
+ * HTTP request to an HTTPS server.` One server per process. No authentication, as upstream.
+ * Routes: GET /metrics (Prometheus text from metrics.h; absent with --disable-metrics), DELETE
+ * /metrics (reset, answers "metrics reset"), GET /healthz (200 "ok"; ?verbose lists
+ * "[+]Descheduler ok" and "healthz check passed"; ?exclude=Descheduler accepted), GET
+ * /healthz/Descheduler (200 "ok"); anything else 404. */
 #ifndef DS_SERVER_H
 #define DS_SERVER_H
 
@@ -21,6 +23,9 @@ typedef struct {
   int port;                 /* 0 = no server */
   const char *cert_file, *key_file; /* both NULL = self-signed */
   bool metrics;             /* serve /metrics */
+  /* GnuTLS priority string from the --tls-* flags (tlsconfig.h's tls_priorities); NULL:
+   * TLS 1.2 and 1.3 with GnuTLS's NORMAL set, as without those flags */
+  const char *tls_priorities;
 } server_options;
 
 typedef struct obs_server obs_server;
