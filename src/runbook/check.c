@@ -438,7 +438,8 @@ static void report_workload(check_inputs *in, check_report *r, const workload *w
     check_add(r, "feature-gate", CHECK_FAIL, w->ref,
               "no --feature-gates=EvictionsInBackground=true: KubeVirt's answer (429 \"Eviction "
               "triggered evacuation\") then counts as a failed eviction, the limits do not count "
-              "the migrations under way, and every run asks again for the same VMs");
+              "the migrations earlier runs started that are still under way, and every run asks "
+              "again for the same VMs");
   else if (feature_gates_parse(w->gates, &g, &err) < 0)
     check_add(r, "feature-gate", CHECK_FAIL, w->ref,
               "--feature-gates=%s: the descheduler refuses to start: %s", w->gates, err.msg);
@@ -936,8 +937,9 @@ static const profile *find_profile(const policy *pol, const char *name) {
 }
 
 /* The cycle runs with EvictionsInBackground on whatever the workload passes: without the gate
- * KubeVirt still migrates each VM it is asked for, the descheduler only counts the request as
- * a failure, so the VMs that move are the same (gate_off says so in the row). */
+ * KubeVirt still migrates each VM it is asked for while the descheduler counts the request as
+ * a failed eviction (gate_off says so in the row), and the cycle's limits count those
+ * evacuations all the same (VMSafety's countEvacuationsAgainstLimits, on by default). */
 static void report_plan(check_inputs *in, check_report *r, loaded_policy *lp, bool gate_off) {
   const bool gate = true;
   model *m = in->m;
