@@ -540,6 +540,12 @@ static void load_policies(check_inputs *in, check_report *r, const workload *ws,
                 "does not load as a DeschedulerPolicy, so every run would fail: %s", err.msg);
       continue;
     }
+    /* upstream drops a field it does not know, and so does the descheduler (it logs a
+     * warning nobody may read): a misspelt limit is no limit */
+    for (size_t k = 0; k < lp->pol->nignored; k++)
+      check_add(r, "policy", CHECK_WARN, lp->ref,
+                "%s: field %s is ignored (%s), as upstream ignores it: it has no effect",
+                name, lp->pol->ignored[k].field, lp->pol->ignored[k].reason);
     if (!lp->pol->nprofiles) {
       check_add(r, "policy", CHECK_FAIL, lp->ref,
                 "the DeschedulerPolicy has no profiles: the descheduler would do nothing");
