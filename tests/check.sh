@@ -16,7 +16,7 @@ bin=$here/build/descheduler
 # Offline scripts, in two lanes of about equal length. Left to `make test`: t0003 (a clone
 # built from scratch), t0401 (the Containerfile against apt's package lists) and the two that
 # start a simulator through a demo script (t0304, t0603).
-lane1=(t0007 t0100 t0110 t0300 t0008 t0004 t0302 t0504 t0010)
+lane1=(t0007 t0100 t0110 t0300 t0008 t0004 t0302 t0504 t0010 t0012)
 lane2=(t0006 t0001 t0002 t0005 t0301 t0500 t0009 t0011 t0111)
 offline=$(grep -L 'livelib.sh\|promlib.sh\|realapi' tests/cli/t[0-9]*.sh | sed 's|.*/||; s|-.*||' | sort)
 listed=$(printf '%s\n' "${lane1[@]}" "${lane2[@]}" t0003 t0401 t0304 t0603 | sort)

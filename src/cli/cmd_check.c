@@ -19,7 +19,8 @@ static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
       out,
       "\nRuns the VM rebalancing runbook's compatibility checks against the cluster and prints\n"
       "one row per item (PASS, WARN or FAIL, the object read, what was seen):\n"
-      "  the ConfigMap labelled " CHECK_APP_LABEL " and its policy.yaml;\n"
+      "  the ConfigMap labelled " CHECK_APP_LABEL " and its policy.yaml (a field the\n"
+      "    descheduler ignores, as upstream does, is a warning naming it);\n"
       "  the CronJob or Deployment running the descheduler and its flags\n"
       "    (--feature-gates=EvictionsInBackground=true, --v=3, --policy-config-file);\n"
       "  a KubeDescheduler CR, rendered as the OpenShift operator would;\n"

@@ -183,10 +183,10 @@ static void write_decisions(runner *r, const fw_result *res, const decisions *de
   time_format_rfc3339(&sb, now);
   sb_printf(&sb,
             "\",\"cycle\":%llu,\"dryRun\":%s,\"totals\":{\"evicted\":%llu,\"requests\":%llu,"
-            "\"migrations\":%llu},\"decisions\":",
+            "\"migrations\":%llu,\"evacuations\":%llu},\"decisions\":",
             (unsigned long long)++r->cycles, r->o->dry_run ? "true" : "false",
             (unsigned long long)res->evicted, (unsigned long long)res->requests,
-            (unsigned long long)res->migrations);
+            (unsigned long long)res->migrations, (unsigned long long)res->evacuations);
   decisions_json(dec, (size_t)r->o->decision_examples, false, &sb);
   sb_append(&sb, "}\n");
   if (fputs(sb_str(&sb), r->decisions_out) == EOF || fflush(r->decisions_out) == EOF)

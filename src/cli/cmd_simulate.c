@@ -93,41 +93,56 @@ static void json_pcts(strbuf *sb, const double pct[3], const bool has[3]) {
   sb_appendc(sb, '}');
 }
 
-/* The plan as one JSON document (-o json|yaml) */
+/* One entry of the plan's "evictions" or "evacuations" list */
+static void json_entry(strbuf *sb, const model *m, const fw_eviction *e, bool first) {
+  char ref[512];
+  sb_append(sb, first ? "{\"pod\":" : ",{\"pod\":");
+  sb_append_json_str(sb, pod_ref(e->pod, ref, sizeof ref));
+  sb_append(sb, ",\"node\":");
+  sb_append_json_str(sb, e->pod->node_name);
+  sb_append(sb, ",\"profile\":");
+  sb_append_json_str(sb, e->profile);
+  sb_append(sb, ",\"plugin\":");
+  sb_append_json_str(sb, e->plugin);
+  if (e->evacuation)
+    sb_printf(sb, ",\"counted\":%s", e->counted ? "true" : "false");
+  else
+    sb_printf(sb, ",\"background\":%s", e->background ? "true" : "false");
+  if (e->to) {
+    sb_append(sb, ",\"to\":");
+    sb_append_json_str(sb, e->to);
+  }
+  vm_view v;
+  kubevirt_view(m, e->pod, &v);
+  if (v.effect != VM_EFFECT_NONE) {
+    char vmi[512];
+    snprintf(vmi, sizeof vmi, "%s/%s", e->pod->ns, v.vmi_name);
+    sb_append(sb, ",\"vm\":{\"vmi\":");
+    sb_append_json_str(sb, vmi);
+    sb_append(sb, ",\"strategy\":");
+    sb_append_json_str(sb, v.strategy);
+    sb_append(sb, ",\"effect\":");
+    sb_append_json_str(sb, kubevirt_effect_name(v.effect));
+    sb_printf(sb, ",\"assumed\":%s}", v.source == STRATEGY_ASSUMED ? "true" : "false");
+  }
+  sb_appendc(sb, '}');
+}
+
+/* The plan as one JSON document (-o json|yaml). "evictions" holds what the descheduler counts
+ * as evicted or requested, as upstream counts them; "evacuations" the VMs KubeVirt moves in
+ * answer to an eviction upstream counts as failed. */
 static void plan_json(strbuf *sb, const model *m, const fw_result *res, const decisions *dec,
                       size_t examples) {
   sb_append(sb, "{\"evictions\":[");
-  for (size_t i = 0; i < res->nevictions; i++) {
-    const fw_eviction *e = &res->evictions[i];
-    char ref[512];
-    sb_append(sb, i ? ",{\"pod\":" : "{\"pod\":");
-    sb_append_json_str(sb, pod_ref(e->pod, ref, sizeof ref));
-    sb_append(sb, ",\"node\":");
-    sb_append_json_str(sb, e->pod->node_name);
-    sb_append(sb, ",\"profile\":");
-    sb_append_json_str(sb, e->profile);
-    sb_append(sb, ",\"plugin\":");
-    sb_append_json_str(sb, e->plugin);
-    sb_printf(sb, ",\"background\":%s", e->background ? "true" : "false");
-    if (e->to) {
-      sb_append(sb, ",\"to\":");
-      sb_append_json_str(sb, e->to);
-    }
-    vm_view v;
-    kubevirt_view(m, e->pod, &v);
-    if (v.effect != VM_EFFECT_NONE) {
-      char vmi[512];
-      snprintf(vmi, sizeof vmi, "%s/%s", e->pod->ns, v.vmi_name);
-      sb_append(sb, ",\"vm\":{\"vmi\":");
-      sb_append_json_str(sb, vmi);
-      sb_append(sb, ",\"strategy\":");
-      sb_append_json_str(sb, v.strategy);
-      sb_append(sb, ",\"effect\":");
-      sb_append_json_str(sb, kubevirt_effect_name(v.effect));
-      sb_printf(sb, ",\"assumed\":%s}", v.source == STRATEGY_ASSUMED ? "true" : "false");
-    }
-    sb_appendc(sb, '}');
-  }
+  size_t k = 0;
+  for (size_t i = 0; i < res->nevictions; i++)
+    if (!res->evictions[i].evacuation)
+      json_entry(sb, m, &res->evictions[i], k++ == 0);
+  sb_append(sb, "],\"evacuations\":[");
+  k = 0;
+  for (size_t i = 0; i < res->nevictions; i++)
+    if (res->evictions[i].evacuation)
+      json_entry(sb, m, &res->evictions[i], k++ == 0);
   sb_append(sb, "],\"nodes\":[");
   for (size_t i = 0; i < m->nodes.n; i++) {
     const node *n = m->nodes.items[i];
@@ -142,15 +157,16 @@ static void plan_json(strbuf *sb, const model *m, const fw_result *res, const de
     json_pcts(sb, dn->requested_after, dn->has_requested);
     sb_appendc(sb, '}');
   }
-  sb_printf(sb, "],\"totals\":{\"evicted\":%llu,\"requests\":%llu,\"migrations\":%llu},"
-                "\"decisions\":",
+  sb_printf(sb,
+            "],\"totals\":{\"evicted\":%llu,\"requests\":%llu,\"migrations\":%llu,"
+            "\"evacuations\":%llu},\"decisions\":",
             (unsigned long long)res->evicted, (unsigned long long)res->requests,
-            (unsigned long long)res->migrations);
+            (unsigned long long)res->migrations, (unsigned long long)res->evacuations);
   decisions_json(dec, examples, false, sb);
   sb_append(sb, "}\n");
 }
 
-static void print_text(const model *m, const fw_result *res, const sim_opts *o,
+static void print_text(const model *m, const fw_result *res, const sim_opts *o, bool gate,
                        const decisions *dec) {
   if (o->policy)
     printf("Simulated one descheduling cycle: %s, policy %s\n", o->source, o->policy);
@@ -183,7 +199,12 @@ static void print_text(const model *m, const fw_result *res, const sim_opts *o,
     if (e->to) {
       snprintf(to, sizeof to, "  (live migration to %s)", e->to);
       note = to;
-    } else if (v.effect == VM_EFFECT_EXTERNAL)
+    } else if (e->evacuation)
+      note = e->counted ? "  (evacuation: KubeVirt live-migrates the VM; a failed eviction to "
+                          "upstream, counted against the limits here)"
+                        : "  (evacuation: KubeVirt live-migrates the VM; a failed eviction, not "
+                          "counted against the limits)";
+    else if (v.effect == VM_EFFECT_EXTERNAL)
       note = "  (eviction request; the VM's external controller drains it, strategy External)";
     else if (e->background)
       note = "  (eviction request; KubeVirt live-migrates the VM)";
@@ -196,8 +217,12 @@ static void print_text(const model *m, const fw_result *res, const sim_opts *o,
              "live-migratable taken as given\n",
              o->from_cluster ? "cluster" : "snapshot", e->pod->ns, v.vmi_name, v.strategy);
   }
-  printf("\nTotals: evicted=%llu requests=%llu migrations=%llu\n", (unsigned long long)res->evicted,
-         (unsigned long long)res->requests, (unsigned long long)res->migrations);
+  if (res->evacuations && !gate)
+    printf("  (evacuations: without --feature-gates EvictionsInBackground=true KubeVirt's answer "
+           "counts as a failed eviction and is not followed across cycles)\n");
+  printf("\nTotals: evicted=%llu requests=%llu migrations=%llu evacuations=%llu\n",
+         (unsigned long long)res->evicted, (unsigned long long)res->requests,
+         (unsigned long long)res->migrations, (unsigned long long)res->evacuations);
   strbuf sb = {0};
   decisions_text(dec, (size_t)o->examples, &sb);
   printf("\n%s", sb_str(&sb));
@@ -509,7 +534,7 @@ int simulate_run(int argc, char **argv, const char *who, bool explain) {
         status = EXIT_FAILED;
       sb_free(&sb);
     } else {
-      print_text(m, &res, &o, dec);
+      print_text(m, &res, &o, gates.evictions_in_background, dec);
     }
     if (o.report && write_report(&o, m, &res, dec) < 0)
       status = EXIT_CONFIG;

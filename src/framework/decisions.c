@@ -479,7 +479,7 @@ static const char *outcome_words(dec_outcome o) {
   case DEC_EVICTED:
     return "evicted";
   case DEC_REQUESTED:
-    return "requested in background (KubeVirt live-migrates the VM)";
+    return "requested (KubeVirt live-migrates the VM)";
   case DEC_FAILED:
     return "the eviction was asked for and failed";
   case DEC_LIMIT:

@@ -18,7 +18,8 @@
  *   vetoed          an evictor vetoed it at the eviction (VMSafety's migration limits)
  *   limit           an eviction limit stopped it (upstream's limit texts)
  *   failed          the eviction was sent and failed (the server's answer)
- *   requested       KubeVirt turned the eviction into a live migration (a request in background)
+ *   requested       KubeVirt turned the eviction into a live migration (a request in background,
+ *                   a targeted move, or an evacuation upstream counts as a failed eviction)
  *   evicted         evicted */
 #ifndef DS_FRAMEWORK_DECISIONS_H
 #define DS_FRAMEWORK_DECISIONS_H

@@ -6,7 +6,11 @@
  * per-plugin deltas. Evict() applies the limits (total, node, namespace; each counting
  * in-flight background requests) before asking the sink, then classifies the answer as
  * upstream's PodEvictor.EvictPod does (pkg/descheduler/evictions/evictions.go; see
- * docs/behaviour.md, "Eviction limits" and "EvictionsInBackground"). */
+ * docs/behaviour.md, "Eviction limits" and "EvictionsInBackground"). One answer upstream
+ * calls a failure is a move all the same: KubeVirt's 429 "Eviction triggered evacuation"
+ * outside the background cache starts a live migration, so unless the profile's evictors say
+ * otherwise (VMSafety's countEvacuationsAgainstLimits) it counts against the limits, and the
+ * plan lists it as an evacuation. */
 #include "framework.h"
 
 #include "../obs/metrics.h"
@@ -290,8 +294,7 @@ void fw_result_free(fw_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static void record(cycle *cy, const pod *p, const char *profile, const char *plugin, bool bg,
-                   const char *to) {
+static void record_entry(cycle *cy, fw_eviction e) {
   fw_result *r = cy->out;
   if (r->nevictions == r->cap) {
     r->cap = r->cap ? r->cap * 2 : 64;
@@ -299,7 +302,12 @@ static void record(cycle *cy, const pod *p, const char *profile, const char *plu
     if (!r->evictions)
       abort();
   }
-  r->evictions[r->nevictions++] = (fw_eviction){p, profile, plugin, bg, to};
+  r->evictions[r->nevictions++] = e;
+}
+
+static void record(cycle *cy, const pod *p, const char *profile, const char *plugin, bool bg,
+                   const char *to) {
+  record_entry(cy, (fw_eviction){p, profile, plugin, bg, to, false, false});
 }
 
 /* ---------- listing and caches ---------- */
@@ -665,6 +673,50 @@ static evict_status migrating(plugin_handle *h, pod *p, const node *dest, const 
   return EVICT_OK;
 }
 
+/* Whether the profile's evictors count an evacuation against the policy's limits
+ * (plugin_desc.counts_evacuations): VMSafety does by default. */
+static bool profile_counts_evacuations(const profile *pr) {
+  const plugin_set *s = &pr->filter;
+  for (size_t i = 0; i < s->n; i++) {
+    const plugin_config *pc = s->configs[i];
+    if (pc->desc->counts_evacuations && pc->desc->counts_evacuations(pc->args))
+      return true;
+  }
+  return false;
+}
+
+/* KubeVirt answered p's eviction by starting a live migration, and the answer is not a request
+ * in background: upstream calls it a failed eviction (logged as such by the caller), yet the
+ * VM leaves the node. It counts against the policy's limits when the profile says so, as an
+ * eviction would, so that a limit of one moves one VM; the plan lists it, the record says
+ * KubeVirt moves it, and its requests leave the node in the reports. */
+static void evacuation_started(plugin_handle *h, pod *p, const char *ref, const char *msg) {
+  cycle *cy = h->cy;
+  bool counted = profile_counts_evacuations(h->prof);
+  if (counted) {
+    if (*p->node_name && p->node)
+      cy->per_node[p->node->index]++;
+    (*ns_counter(cy, p->ns))++;
+    cy->total++;
+  }
+  p->leaving = true;
+  if (p->node)
+    cy->req_changed[p->node->index] = true;
+  record_entry(cy, (fw_eviction){p, h->prof->name, h->plugin, false, NULL, true, counted});
+  cy->out->evacuations++;
+  strbuf why = {0};
+  sb_printf(&why, "live migration started by the eviction (%s); upstream counts the answer as a "
+                  "failed eviction, %s",
+            msg,
+            counted ? "this descheduler counts it against the eviction limits"
+                    : "and so does this profile (VMSafety's countEvacuationsAgainstLimits is "
+                      "false): it does not count against the eviction limits");
+  note(h, p, DEC_REQUESTED, "KubeVirt", sb_str(&why));
+  sb_free(&why);
+  if (counted)
+    LOGV(3, NULL, "Evacuation counted against the eviction limits", LSTR("pod", ref));
+}
+
 static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const char *reason,
                              const char *why_dest);
 
@@ -745,8 +797,9 @@ static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const c
 
   /* KubeVirt started (or already runs) an evacuation: a new one counts against its limits;
    * "Evacuation in progress" is one the model already shows in flight */
-  if (res == SINK_TOO_MANY && strstr(msg, EVICTION_IN_BACKGROUND_TEXT) &&
-      !strstr(msg, "Evacuation in progress")) {
+  bool evacuation = res == SINK_TOO_MANY && strstr(msg, EVICTION_IN_BACKGROUND_TEXT) &&
+                    !strstr(msg, "Evacuation in progress");
+  if (evacuation) {
     if (p->node)
       cy->evacuations[p->node->index]++;
     cy->evacuations_total++;
@@ -817,6 +870,9 @@ static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const c
   metrics_pods_evicted("error", h->plugin, h->prof->name, p->ns, p->node_name);
   failure_event(cy, p, sb_str(&e));
   sb_free(&e);
+  /* still a failure to the plugin, as upstream's: only the limits see the move */
+  if (evacuation)
+    evacuation_started(h, p, ref, msg);
   return EVICT_FAILED;
 }
 

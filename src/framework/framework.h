@@ -125,12 +125,18 @@ typedef struct {
   fw_history *history;
 } fw_options;
 
-/* One eviction or background request the cycle made, in order. */
+/* One eviction, background request or evacuation the cycle made, in order. */
 typedef struct {
   const pod *pod;
   const char *profile, *plugin;
   bool background;
   const char *to; /* a targeted live migration: the node chosen (model string); else NULL */
+  /* KubeVirt answered the eviction by starting a live migration (429 "Eviction triggered
+   * evacuation") that is neither an eviction nor a request in background: upstream counts it
+   * as a failed eviction (without EvictionsInBackground, or a pod without request-evict-only),
+   * and the VM moves all the same. `counted`: it counted against the policy's limits
+   * (plugin_desc.counts_evacuations, VMSafety's countEvacuationsAgainstLimits). */
+  bool evacuation, counted;
 } fw_eviction;
 
 typedef struct {
@@ -140,6 +146,8 @@ typedef struct {
   uint64_t evicted;  /* totalEvicted */
   uint64_t requests; /* evictionRequests: the background cache size at the end */
   uint64_t migrations; /* targeted moves KubeVirt accepted (fw_migrate) */
+  uint64_t evacuations; /* evictions answered by an evacuation outside the background cache
+                           (fw_eviction.evacuation); not in `evicted` nor `requests` */
   bool skipped;      /* fewer than 2 nodes */
   size_t nnodes;     /* nodes in the cycle */
 } fw_result;

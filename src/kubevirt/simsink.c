@@ -53,6 +53,24 @@ static sink_result sim_migrate(sim_sink *s, const pod *p, const vm_view *v, cons
   return SINK_MIGRATING;
 }
 
+static bool marked(const sim_sink *s, const pod *p) {
+  for (size_t i = 0; i < s->nmarked; i++)
+    if (s->marked[i] == p)
+      return true;
+  return false;
+}
+
+static const pod **push(const pod **items, size_t *n, size_t *cap, const pod *p) {
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 8;
+    items = realloc(items, *cap * sizeof *items);
+    if (!items)
+      abort();
+  }
+  items[(*n)++] = p;
+  return items;
+}
+
 static sink_result sim_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                              char *msg, size_t cap) {
   sim_sink *s = (sim_sink *)self;
@@ -60,15 +78,17 @@ static sink_result sim_evict(eviction_sink *self, const pod *p, const eviction_r
   kubevirt_view(s->m, p, &v);
   if (req->to_node && v.effect != VM_EFFECT_NONE)
     return sim_migrate(s, p, &v, req->to_node, msg, cap);
-  if (v.effect != VM_EFFECT_NONE && v.source == STRATEGY_ASSUMED) {
-    if (s->nassumed == s->cap) {
-      s->cap = s->cap ? s->cap * 2 : 8;
-      s->assumed = realloc(s->assumed, s->cap * sizeof *s->assumed);
-      if (!s->assumed)
-        abort();
-    }
-    s->assumed[s->nassumed++] = p;
+  if (v.effect != VM_EFFECT_NONE && v.source == STRATEGY_ASSUMED)
+    s->assumed = push(s->assumed, &s->nassumed, &s->cap, p);
+  bool marks = (v.effect == VM_EFFECT_MIGRATE || v.effect == VM_EFFECT_EXTERNAL) &&
+               !strncmp(v.why, "Eviction triggered evacuation", 29);
+  if (marks && marked(s, p)) {
+    /* the webhook finds the VMI it marked at the first request */
+    snprintf(msg, cap, WEBHOOK "Evacuation in progress: %s", v.why);
+    return SINK_TOO_MANY;
   }
+  if (marks)
+    s->marked = push(s->marked, &s->nmarked, &s->cap_marked, p);
   return answer(&v, msg, cap);
 }
 
@@ -87,4 +107,7 @@ void sim_sink_free(sim_sink *s) {
   free(s->assumed);
   s->assumed = NULL;
   s->nassumed = s->cap = 0;
+  free(s->marked);
+  s->marked = NULL;
+  s->nmarked = s->cap_marked = 0;
 }

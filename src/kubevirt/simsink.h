@@ -10,7 +10,10 @@
  * the snapshot has no CR either) and the VM is taken as live-migratable; the sink keeps the
  * list of such launchers so the plan can say which answers were assumed. A targeted move
  * (eviction_request.to_node) is answered as KubeVirt's migration-create webhook would: created
- * (SINK_MIGRATING) for a running, live-migratable VMI with no migration in flight. */
+ * (SINK_MIGRATING) for a running, live-migratable VMI with no migration in flight. The VMIs
+ * the sink marked for evacuation stay marked for the rest of the cycle, as KubeVirt marks them:
+ * a second eviction of the same launcher is answered "Evacuation in progress: ...", which is
+ * not a new evacuation. */
 #ifndef DS_SIMSINK_H
 #define DS_SIMSINK_H
 
@@ -24,6 +27,8 @@ typedef struct {
   kubevirt_flights *flights;
   size_t nassumed, cap;
   const pod **assumed; /* launchers answered without their VMI, in request order (heap) */
+  size_t nmarked, cap_marked;
+  const pod **marked; /* launchers whose eviction started an evacuation this cycle (heap) */
 } sim_sink;
 
 void sim_sink_init(sim_sink *s, const model *m);

@@ -29,6 +29,13 @@
  *                                  the VMI, see runbook/recorder.h) it is left alone for
  *                                  `cooldown`, doubled for each earlier move within
  *                                  `cooldownWindow`, at most `maxCooldown`. "0s" turns it off.
+ *   countEvacuationsAgainstLimits (after the eviction, plugin_desc.counts_evacuations)
+ *                                  an eviction KubeVirt answers by starting a live migration
+ *                                  that upstream counts as a failed one (429 "Eviction
+ *                                  triggered evacuation" without EvictionsInBackground) counts
+ *                                  against the policy's maxNoOfPodsToEvict* limits of the
+ *                                  cycle, so that the limits hold for the VMs that really
+ *                                  move. false: upstream's count (a failure, not counted).
  *
  * Every rejection is logged at V(2) with the pod, the VMI and the reason. Defaults: every rule
  * on, cooldown 30m, maxCooldown 8h, cooldownWindow 24h.
@@ -64,6 +71,7 @@
 
 typedef struct {
   opt_bool require_live_migration, skip_migrating, migration_limits;
+  opt_bool count_evacuations; /* countEvacuationsAgainstLimits */
   const char *cooldown, *max_cooldown, *cooldown_window;
   bool targeted_migration;
   opt_uint max_inbound_per_node;
@@ -78,6 +86,7 @@ static const args_field vs_fields[] = {
     {"requireLiveMigration", AF_OPT_BOOL, offsetof(vs_args, require_live_migration)},
     {"skipMigrating", AF_OPT_BOOL, offsetof(vs_args, skip_migrating)},
     {"migrationLimits", AF_OPT_BOOL, offsetof(vs_args, migration_limits)},
+    {"countEvacuationsAgainstLimits", AF_OPT_BOOL, offsetof(vs_args, count_evacuations)},
     {"cooldown", AF_STRING, offsetof(vs_args, cooldown)},
     {"maxCooldown", AF_STRING, offsetof(vs_args, max_cooldown)},
     {"cooldownWindow", AF_STRING, offsetof(vs_args, cooldown_window)},
@@ -264,6 +273,10 @@ static bool vs_admit(plugin_handle *h, const void *vargs, const pod *p) {
   return true;
 }
 
+static bool vs_counts_evacuations(const void *vargs) {
+  return on(((const vs_args *)vargs)->count_evacuations);
+}
+
 bool vmsafety_records_moves(const policy *pol) {
   for (size_t i = 0; i < pol->nprofiles; i++) {
     const plugin_config *pc = profile_config(&pol->profiles[i], "VMSafety");
@@ -316,4 +329,5 @@ const plugin_desc plugin_vm_safety = {
     .filter = vs_filter,
     .pre_eviction_filter = vs_pre_eviction_filter,
     .admit = vs_admit,
+    .counts_evacuations = vs_counts_evacuations,
 };

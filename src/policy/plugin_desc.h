@@ -66,6 +66,12 @@ typedef struct plugin_desc {
    * plugins run PreEvictionFilter over all candidates before evicting any). false vetoes
    * this eviction (fw_evict answers EVICT_VETOED); the plugin logs why. */
   bool (*admit)(plugin_handle *h, const void *args, const pod *p);
+  /* Evictor plugins, not upstream: true when an eviction KubeVirt answered by starting an
+   * evacuation (a 429 "Eviction triggered evacuation" that upstream counts as a failed
+   * eviction: without EvictionsInBackground, or a pod without request-evict-only) counts
+   * against the policy's eviction limits of the cycle all the same, since the VM moves. One
+   * evictor of the profile saying so is enough; NULL or false: upstream's way, not counted. */
+  bool (*counts_evacuations)(const void *args);
   /* Optional: adds the actual-utilization inputs this configuration reads. */
   void (*add_usage_needs)(const void *args, usage_needs *needs);
   /* Optional: true when this configuration reads pod.conditions; a live read then keeps

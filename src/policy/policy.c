@@ -21,6 +21,9 @@ typedef struct {
 static void warn_ignored(loader *l, const char *path, const char *why) {
   LOGW(NULL, "Ignoring a policy field, as upstream does", LSTR("file", l->p->path),
        LSTR("field", path), LSTR("reason", why));
+  policy *p = l->p;
+  p->ignored = arena_grow(p->mem, p->ignored, p->nignored, &p->cap_ignored, sizeof *p->ignored);
+  p->ignored[p->nignored++] = (policy_ignored){arena_strdup(p->mem, path), why};
 }
 
 static int fail_decode(loader *l) {

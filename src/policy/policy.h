@@ -9,7 +9,8 @@
  *
  * Fields upstream silently ignores (unknown top-level keys, `preEvictionFilter` spelled in
  * camel case, `disabled` lists, `presort`/`sort`) are ignored here too, but each one is
- * reported with a warning so a typo does not go unnoticed. */
+ * reported with a warning so a typo does not go unnoticed, and kept in policy.ignored for
+ * commands that report them otherwise (`check`). */
 #ifndef DS_POLICY_H
 #define DS_POLICY_H
 
@@ -47,9 +48,17 @@ typedef struct {
   const char *secret_namespace, *secret_name;
 } metrics_provider;
 
+/* A field the loader ignored, as upstream does (logged when it was met). */
+typedef struct {
+  const char *field;  /* its path, e.g. "maxNoOfPodToEvictTotal", "profiles[0].plugins.Balance" */
+  const char *reason; /* e.g. "unknown field" */
+} policy_ignored;
+
 typedef struct policy {
   arena *mem;
   const char *path;
+  size_t nignored, cap_ignored;
+  policy_ignored *ignored; /* in file order, in mem */
   size_t nprofiles;
   profile *profiles;
   const char *node_selector; /* NULL when unset */

@@ -147,6 +147,11 @@ static void moves_section(const html_input *in, strbuf *out) {
     sb_printf(out, "</td><td>%s</td><td>",
               e->to           ? "live migration to the chosen node"
               : e->background ? "eviction request: KubeVirt live-migrates the VM"
+              : e->evacuation ? (e->counted ? "evacuation: KubeVirt live-migrates the VM (a "
+                                              "failed eviction to upstream, counted against the "
+                                              "limits)"
+                                            : "evacuation: KubeVirt live-migrates the VM (a "
+                                              "failed eviction, not counted against the limits)")
                               : "eviction");
     esc(out, e->profile);
     sb_appendc(out, '/');
@@ -212,9 +217,11 @@ void report_html(const html_input *in, strbuf *out) {
   sb_append(out, script);
   sb_append(out, "</script></head><body><h1>Descheduling plan</h1><p>");
   esc(out, in->title);
-  sb_printf(out, "</p><p id=\"totals\">evicted: %llu, requested in background: %llu, moves: %zu</p>",
+  sb_printf(out,
+            "</p><p id=\"totals\">evicted: %llu, requested in background: %llu, evacuations: "
+            "%llu, moves: %zu</p>",
             (unsigned long long)in->res->evicted, (unsigned long long)in->res->requests,
-            in->res->nevictions);
+            (unsigned long long)in->res->evacuations, in->res->nevictions);
   nodes_section(in, out);
   moves_section(in, out);
   decisions_section(in, out);

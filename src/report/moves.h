@@ -23,7 +23,7 @@ typedef struct {
   const char *why_none; /* static text when to is NULL */
 } planned_move;
 
-/* One entry per eviction or request of res, in order. Caller frees the array. */
+/* One entry per eviction, request or evacuation of res, in order. Caller frees the array. */
 planned_move *report_moves(const model *m, const fw_result *res, size_t *count);
 
 #endif

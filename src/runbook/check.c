@@ -438,7 +438,8 @@ static void report_workload(check_inputs *in, check_report *r, const workload *w
     check_add(r, "feature-gate", CHECK_FAIL, w->ref,
               "no --feature-gates=EvictionsInBackground=true: KubeVirt's answer (429 \"Eviction "
               "triggered evacuation\") then counts as a failed eviction, the limits do not count "
-              "the migrations under way, and every run asks again for the same VMs");
+              "the migrations earlier runs started that are still under way, and every run asks "
+              "again for the same VMs");
   else if (feature_gates_parse(w->gates, &g, &err) < 0)
     check_add(r, "feature-gate", CHECK_FAIL, w->ref,
               "--feature-gates=%s: the descheduler refuses to start: %s", w->gates, err.msg);
@@ -539,6 +540,12 @@ static void load_policies(check_inputs *in, check_report *r, const workload *ws,
                 "does not load as a DeschedulerPolicy, so every run would fail: %s", err.msg);
       continue;
     }
+    /* upstream drops a field it does not know, and so does the descheduler (it logs a
+     * warning nobody may read): a misspelt limit is no limit */
+    for (size_t k = 0; k < lp->pol->nignored; k++)
+      check_add(r, "policy", CHECK_WARN, lp->ref,
+                "%s: field %s is ignored (%s), as upstream ignores it: it has no effect",
+                name, lp->pol->ignored[k].field, lp->pol->ignored[k].reason);
     if (!lp->pol->nprofiles) {
       check_add(r, "policy", CHECK_FAIL, lp->ref,
                 "the DeschedulerPolicy has no profiles: the descheduler would do nothing");
@@ -936,8 +943,9 @@ static const profile *find_profile(const policy *pol, const char *name) {
 }
 
 /* The cycle runs with EvictionsInBackground on whatever the workload passes: without the gate
- * KubeVirt still migrates each VM it is asked for, the descheduler only counts the request as
- * a failure, so the VMs that move are the same (gate_off says so in the row). */
+ * KubeVirt still migrates each VM it is asked for while the descheduler counts the request as
+ * a failed eviction (gate_off says so in the row), and the cycle's limits count those
+ * evacuations all the same (VMSafety's countEvacuationsAgainstLimits, on by default). */
 static void report_plan(check_inputs *in, check_report *r, loaded_policy *lp, bool gate_off) {
   const bool gate = true;
   model *m = in->m;

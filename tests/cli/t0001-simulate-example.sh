@@ -27,7 +27,7 @@ assert plan["evictions"] == [{"pod": "vms/virt-launcher-vm-alpha-4f551", "node":
                               "background": True,
                               "vm": {"vmi": "vms/vm-alpha", "strategy": "LiveMigrate",
                                      "effect": "live-migration", "assumed": False}}], plan["evictions"]
-assert plan["totals"] == {"evicted": 0, "requests": 1, "migrations": 0}, plan["totals"]
+assert plan["totals"] == {"evicted": 0, "requests": 1, "migrations": 0, "evacuations": 0}, plan["totals"]
 nodes = {n["name"]: n for n in plan["nodes"]}
 assert nodes["worker-a"]["category"] == "overutilized"
 assert nodes["worker-b"]["category"] == "underutilized"
@@ -36,12 +36,13 @@ assert nodes["worker-a"]["usagePercentage"]["memory"] == 61.6
 assert nodes["worker-a"]["usagePercentageAfter"]["memory"] < 50
 PY
 
-# Without the gate KubeVirt's 429 is an eviction failure, and nothing is requested.
+# Without the gate KubeVirt's 429 is an eviction failure, and nothing is requested; the VM
+# moves all the same, an evacuation (t0012 follows it through the limits).
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" --v 1
 expect_status 0
 expect_err '"Error evicting pod" err="error when evicting pod (ignoring) \"virt-launcher-vm-alpha-4f551\": admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: Eviction triggered evacuation of VMI \"vms/vm-alpha\""'
 expect_err '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
-expect_out 'Totals: evicted=0 requests=0'
+expect_out 'Totals: evicted=0 requests=0 migrations=0 evacuations=1'
 # --logging-format json: one JSON object per line with ts, caller, msg, v and the keys
 run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$EXAMPLE/cluster.json" \
   --feature-gates EvictionsInBackground=true --v 3 --logging-format json -o json
@@ -62,13 +63,13 @@ run simulate --policy-config-file "$EXAMPLE/policy.yaml" --snapshot "$TMP/cluste
   --feature-gates EvictionsInBackground=true -o json
 expect_status 0
 expect_out '"evictions":[{"pod":"vms/virt-launcher-vm-alpha-4f551","node":"worker-a","profile":"vm-rebalance","plugin":"LowNodeUtilization","background":true,"vm":{"vmi":"vms/vm-alpha","strategy":"LiveMigrate","effect":"live-migration","assumed":false}}]'
-expect_out '"totals":{"evicted":0,"requests":1,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":1,"migrations":0,"evacuations":0}'
 # The policy is read twice (once before the snapshot, to know whether pod conditions are
 # needed): a policy that can be read only once (a pipe) still works, and keeps them.
 run simulate --policy-config-file <(cat "$EXAMPLE/policy.yaml") --snapshot "$EXAMPLE/cluster.json" \
   --feature-gates EvictionsInBackground=true -o json --v 3
 expect_status 0
-expect_out '"totals":{"evicted":0,"requests":1,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":1,"migrations":0,"evacuations":0}'
 expect_err_count 0 'Ignoring a policy field'
 piped=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
 # From a file: no plugin of this policy reads pod conditions, so the model holds none; the
@@ -79,7 +80,7 @@ run simulate --policy-config-file "$TMP/policy-disabled.yaml" --snapshot "$EXAMP
   --feature-gates EvictionsInBackground=true -o json --v 3
 expect_status 0
 expect_err_count 1 'Ignoring a policy field'
-expect_out '"totals":{"evicted":0,"requests":1,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":1,"migrations":0,"evacuations":0}'
 plain=$(sed -n 's/.*"Cycle timings".* model=\([0-9]*\).*/\1/p' "$TMP/err")
 checks=$((checks + 1))
 [ -n "$plain" ] && [ -n "$piped" ] && [ "$plain" -lt "$piped" ] ||

@@ -68,7 +68,7 @@ expect_out '[vm-rebalance/LowNodeUtilization] rejected by VMSafety: requireLiveM
 run explain vms/virt-launcher-vm-alpha-4f551 --policy-config-file "$EXAMPLE/policy.yaml" \
   --snapshot "$EXAMPLE/cluster.json" --feature-gates EvictionsInBackground=true
 expect_status 0
-expect_out 'requested in background (KubeVirt live-migrates the VM)'
+expect_out 'requested (KubeVirt live-migrates the VM)'
 run explain vms/virt-launcher-vm-bravo-09d27 --policy-config-file "$EXAMPLE/policy.yaml" \
   --snapshot "$EXAMPLE/cluster.json" --feature-gates EvictionsInBackground=true
 expect_out 'node-at-target by LowNodeUtilization: its node reached the plugin'

@@ -92,7 +92,7 @@ expect_status 0
 expect_vm vms/virt-launcher-ghost-x1y2z '{"assumed": true, "effect": "live-migration", "strategy": "LiveMigrateIfPossible", "vmi": "vms/ghost"}'
 expect_vm vms/virt-launcher-hosted-x1y2z '{"assumed": false, "effect": "external-drain", "strategy": "External", "vmi": "vms/hosted"}'
 expect_vm vms/virt-launcher-known-x1y2z '{"assumed": false, "effect": "live-migration", "strategy": "LiveMigrate", "vmi": "vms/known"}'
-expect_out '"totals":{"evicted":0,"requests":3,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":3,"migrations":0,"evacuations":0}'
 sim
 expect_status 0
 expect_out '  1. vms/virt-launcher-ghost-x1y2z            from n1                   by vms/PodLifeTime  (eviction request; KubeVirt live-migrates the VM)'
@@ -119,7 +119,7 @@ sim -o json
 expect_status 0
 expect_vm vms/virt-launcher-ghost-x1y2z absent
 expect_vm vms/virt-launcher-known-x1y2z '{"assumed": false, "effect": "live-migration", "strategy": "LiveMigrate", "vmi": "vms/known"}'
-expect_out '"totals":{"evicted":0,"requests":2,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":2,"migrations":0,"evacuations":0}'
 sim --v 2
 expect_status 0
 expect_err '"VM safety: not requesting the eviction of this launcher" plugin="VMSafety" ExtensionPoint="Filter" pod="vms/virt-launcher-ghost-x1y2z" vmi="vms/ghost" rule="requireLiveMigration" reason="the eviction would stop the VM: eviction strategy None (assumed: the snapshot lacks the VMI): KubeVirt lets the eviction delete the launcher"'

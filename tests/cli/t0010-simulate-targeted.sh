@@ -18,7 +18,7 @@ import json, sys
 plan = json.load(open(sys.argv[1]))
 (e,) = plan["evictions"]
 assert (e["pod"], e["node"], e["to"], e["background"]) == ("vms/virt-launcher-vm-alpha-4f551", "worker-a", "worker-b", True), e
-assert plan["totals"] == {"evicted": 0, "requests": 0, "migrations": 1}, plan["totals"]
+assert plan["totals"] == {"evicted": 0, "requests": 0, "migrations": 1, "evacuations": 0}, plan["totals"]
 PY
 run simulate --policy-config-file "$DATA/targeted-policy.yaml" "${SIM[@]}"
 expect_status 0

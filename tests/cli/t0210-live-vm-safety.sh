@@ -51,7 +51,7 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 rec = json.loads(lines[0])
-assert rec["cycle"] == 1 and rec["totals"] == {"evicted": 0, "requests": 1, "migrations": 0}, rec
+assert rec["cycle"] == 1 and rec["totals"] == {"evicted": 0, "requests": 1, "migrations": 0, "evacuations": 0}, rec
 reasons = rec["decisions"]["reasons"]
 req = [r for r in reasons if r["outcome"] == "requested"]
 assert req[0]["examples"][0].startswith("vms/virt-launcher-vm-b-"), req

@@ -12,7 +12,7 @@ sim --policy-config-file "$U/kubevirt-policy.yaml" --metrics "$U/prometheus-k3.j
 expect_status 0
 expect_out '{"name":"worker-1","category":"overutilized"'
 expect_out '{"name":"worker-2","category":"underutilized"'
-expect_out '"totals":{"evicted":0,"requests":2,"migrations":0}'
+expect_out '"totals":{"evicted":0,"requests":2,"migrations":0,"evacuations":0}'
 expect_out '{"pod":"vms/virt-launcher-vm-1a-'
 expect_out '{"pod":"vms/virt-launcher-vm-1b-'
 

@@ -5,8 +5,9 @@
 # tests/data/runbook/cronjob.yaml. The setup passes; then each runbook trap is made in turn and
 # check names the item that fails: a missing feature gate, a policy that does not parse, a
 # policy with evictableNamespaces.include, a VMI that recorded strategy None while the cluster
-# default is LiveMigrate, the PodsWithPVC protection on a VM-only policy. The KubeVirt and HCO
-# versions it records are read from their CRs' status.
+# default is LiveMigrate, the PodsWithPVC protection on a VM-only policy; a misspelt policy
+# field is a warning that names it. The KubeVirt and HCO versions it records are read from
+# their CRs' status.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/livelib.sh"
 RB=$ROOT/tests/data/runbook
@@ -116,6 +117,24 @@ install_runbook "$TMP/include.yaml"
 run check --kubeconfig "$SIM_KC"
 expect_status 1
 expect_row policy FAIL 'only Exclude namespaces can be set, inclusion is not supported'
+
+# --- a misspelt field: upstream ignores it and so does the descheduler, so nothing fails;
+# check warns, naming the file (the ConfigMap's key) and the field
+sed 's/^maxNoOfPodsToEvictTotal:/maxNoOfPodToEvictTotal:/' "$EXAMPLE/policy.yaml" >"$TMP/typo.yaml"
+grep -q '^maxNoOfPodToEvictTotal: 1' "$TMP/typo.yaml" || fail "test setup: the typo was not written"
+install_runbook "$TMP/typo.yaml"
+run check --kubeconfig "$SIM_KC"
+expect_status 0
+expect_row policy WARN 'ConfigMap descheduler/descheduler' \
+  'ConfigMap descheduler/descheduler key policy.yaml: field maxNoOfPodToEvictTotal is ignored (unknown field), as upstream ignores it: it has no effect'
+expect_row policy PASS 'a DeschedulerPolicy with 1 profile: vm-rebalance'
+expect_out ", 2 warnings, 0 failed"
+run check --kubeconfig "$SIM_KC" -o json
+expect_status 0
+checks=$((checks + 1))
+[ "$(json_eval "$TMP/out" '[(i["status"], i["detail"].split(": ")[1]) for i in d["items"] if i["item"] == "policy" and i["status"] == "warn"], d["summary"]["fail"]')" = \
+  "[('warn', 'field maxNoOfPodToEvictTotal is ignored (unknown field), as upstream ignores it')] 0" ] ||
+  fail "json: the ignored field's row"
 install_runbook "$EXAMPLE/policy.yaml"
 
 # --- a VM started while the cluster default was None keeps strategy None

@@ -407,6 +407,56 @@ static void test_policy_does_not_load(void **state) {
   assert_row("policy", NULL, CHECK_FAIL, "has no profiles");
 }
 
+/* A misspelt field: upstream drops it, and so does the descheduler (a warning in its log). The
+ * policy still loads and runs, so check warns, naming the file and the field, and passes. */
+static void test_policy_unknown_field_warns(void **state) {
+  (void)state;
+  evaluate(.policy = "apiVersion: descheduler/v1alpha2\n"
+                     "kind: DeschedulerPolicy\n"
+                     "maxNoOfPodToEvictTotal: 1\n"
+                     "profiles:\n"
+                     "- name: vm-rebalance\n"
+                     "  pluginConfig:\n"
+                     "  - name: DefaultEvictor\n"
+                     "    args:\n"
+                     "      evictLocalStoragePods: true\n"
+                     "      labelSelector: {matchLabels: {kubevirt.io: virt-launcher}}\n"
+                     "  - name: LowNodeUtilization\n"
+                     "    args:\n"
+                     "      thresholds: {cpu: 20, memory: 20, pods: 20}\n"
+                     "      targetThresholds: {cpu: 50, memory: 50, pods: 50}\n"
+                     "  plugins:\n"
+                     "    balance:\n"
+                     "      enabled: [LowNodeUtilization]\n"
+                     "      disabled: [RemoveDuplicates]\n");
+  assert_int_equal(check_count(R, CHECK_FAIL), 0);
+  assert_int_equal(check_count(R, CHECK_WARN), 2);
+  assert_row("policy", "ConfigMap descheduler/descheduler", CHECK_WARN,
+             "ConfigMap descheduler/descheduler key policy.yaml: field maxNoOfPodToEvictTotal is "
+             "ignored (unknown field), as upstream ignores it: it has no effect");
+  /* the loaded policy still passes, with its profile; every ignored field gets its row, with
+   * its path and the reason */
+  size_t passed = 0, disabled = 0;
+  for (size_t i = 0; i < R->n; i++) {
+    const check_row *row = &R->rows[i];
+    if (strcmp(row->item, "policy"))
+      continue;
+    if (row->status == CHECK_PASS && strstr(row->detail, "1 profile: vm-rebalance"))
+      passed++;
+    if (row->status == CHECK_WARN &&
+        strstr(row->detail, "field profiles[0].plugins.balance.disabled is ignored (disabled "
+                            "lists have no effect)"))
+      disabled++;
+  }
+  assert_int_equal(passed, 1);
+  assert_int_equal(disabled, 1);
+  /* the JSON rendering carries them as any row */
+  strbuf sb = {0};
+  check_render_json(R, &sb);
+  assert_non_null(strstr(sb_str(&sb), "\"item\":\"policy\",\"status\":\"warn\""));
+  sb_free(&sb);
+}
+
 /* ---------- KubeVirt, HCO, the operator ---------- */
 
 static void test_kubevirt_strategy(void **state) {
@@ -653,6 +703,7 @@ int main(void) {
       cmocka_unit_test(test_policy_file_mount),
       cmocka_unit_test(test_workload_found_or_not),
       cmocka_unit_test(test_policy_does_not_load),
+      cmocka_unit_test(test_policy_unknown_field_warns),
       cmocka_unit_test(test_kubevirt_strategy),
       cmocka_unit_test(test_hco),
       cmocka_unit_test(test_version_line),

@@ -69,16 +69,22 @@ static void assert_logged(const char *needle) {
     fail_msg("log lacks\n  %s\nlog:\n%s", needle, R.logs ? R.logs : "");
 }
 
-/* The evictions (and background requests) in order, "ns/name ns/name ...". */
+/* The evictions (and background requests, and evacuations) in order, "ns/name ns/name ...";
+ * a background request is marked (bg), an evacuation (evac) when it counted against the
+ * limits and (evac, not counted) when it did not. */
 static const char *plan(void) {
   static char out[4096];
   size_t k = 0;
   out[0] = 0;
   for (size_t i = 0; i < R.res.nevictions; i++) {
     char ref[256];
+    const fw_eviction *e = &R.res.evictions[i];
     k += (size_t)snprintf(out + k, sizeof out - k, "%s%s%s", i ? " " : "",
-                          pod_ref(R.res.evictions[i].pod, ref, sizeof ref),
-                          R.res.evictions[i].background ? "(bg)" : "");
+                          pod_ref(e->pod, ref, sizeof ref),
+                          e->background   ? "(bg)"
+                          : !e->evacuation ? ""
+                          : e->counted    ? "(evac)"
+                                          : "(evac, not counted)");
   }
   return out;
 }
@@ -376,14 +382,20 @@ static void test_background_without_gate(void **state) {
   (void)state;
   run_gate(plt_policy(NULL), kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"),
            false, 3);
-  assert_string_equal(plan(), "vms/web");
+  /* upstream's failure, logged as upstream logs it; the VM moves all the same, so the plan
+   * lists it as an evacuation (neither evicted nor requested) */
+  assert_string_equal(plan(), "vms/virt-launcher-vm1(evac) vms/web");
   assert_int_equal(R.res.requests, 0);
+  assert_int_equal(R.res.evicted, 1);
+  assert_int_equal(R.res.evacuations, 1);
   assert_logged(
       "\"Error evicting pod\" err=\"error when evicting pod (ignoring) "
       "\\\"virt-launcher-vm1\\\": " WEBHOOK
       "Eviction triggered evacuation of VMI \\\"vms/vm1\\\"\" pod=\"vms/virt-launcher-vm1\" "
       "reason=\"\"\n");
   assert_logged_n("\"eviction failed\"", 1);
+  assert_logged(
+      "\"Evacuation counted against the eviction limits\" pod=\"vms/virt-launcher-vm1\"\n");
   assert_logged("\"Number of evictions/requests\" totalEvicted=1 evictionRequests=0\n");
   assert_logged_n("Eviction in background", 0);
 
@@ -398,7 +410,8 @@ static void test_background_needs_request_evict_only(void **state) {
   (void)state;
   run_gate(plt_policy(NULL), kubevirt_cluster("kubevirt.io/domain=vm1", "LiveMigrate", "True"),
            true, 3);
-  assert_string_equal(plan(), "vms/web");
+  /* not a request in background; an evacuation KubeVirt started all the same */
+  assert_string_equal(plan(), "vms/virt-launcher-vm1(evac) vms/web");
   assert_int_equal(R.res.requests, 0);
   assert_logged("err=\"error when evicting pod (ignoring) \\\"virt-launcher-vm1\\\": " WEBHOOK
                 "Eviction triggered evacuation of VMI \\\"vms/vm1\\\"\"");
@@ -549,7 +562,8 @@ static void test_api_background_answers(void **state) {
   /* without the annotation, or with the text in another case: an ordinary 429 */
   assert_logged("err=\"error when evicting pod (ignoring) \\\"plain\\\": ");
   assert_logged("err=\"error when evicting pod (ignoring) \\\"wrong-case\\\": eviction triggered");
-  assert_string_equal(plan(), "A/migrating(bg)");
+  /* "plain" (no request-evict-only) started an evacuation too: not a request, yet it moves */
+  assert_string_equal(plan(), "A/migrating(bg) A/plain(evac)");
   assert_int_equal(R.res.requests, 1);
   assert_logged("\"Number of evictions/requests\" totalEvicted=0 evictionRequests=1\n");
 
@@ -679,6 +693,133 @@ static void test_unanswered_eviction_counts(void **state) {
   assert_int_equal(node.calls, 2);
 }
 
+/* KubeVirt answers an eviction it turns into a live migration with a 429, which upstream
+ * counts as a failure (here without the gate). The VM moves, so by default the evacuation
+ * counts against each of the policy's limits as an eviction would; one already in flight
+ * ("Evacuation in progress") does not; VMSafety's countEvacuationsAgainstLimits: false
+ * restores upstream's count. a1 answers so; the other pods are evicted. */
+#define EVACUATION                                                                                 \
+  "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: "      \
+  "Eviction triggered evacuation of VMI \"A/a1\""
+
+static void run_evacuating_a1(const char *policy_text, const char *answer) {
+  script_sink sink = {0};
+  script(&sink, "a1", SINK_TOO_MANY, answer);
+  run_live(policy_text, six_pods(), &sink, false);
+}
+
+static void test_evacuation_counts_against_limits(void **state) {
+  (void)state;
+  /* total: a1 and a2 make two */
+  run_evacuating_a1(plt_policy("maxNoOfPodsToEvictTotal: 2\n"), EVACUATION);
+  assert_string_equal(plan(), "A/a1(evac) A/a2");
+  assert_int_equal(R.res.evicted, 1);
+  assert_int_equal(R.res.evacuations, 1);
+  assert_logged(TOTAL_ERR " limit=2\n");
+  assert_logged("\"Error evicting pod\" err=\"error when evicting pod (ignoring) \\\"a1\\\": ");
+  assert_logged("\"Evacuation counted against the eviction limits\" pod=\"A/a1\"\n");
+  assert_logged("\"Number of evictions/requests\" totalEvicted=1 evictionRequests=0\n");
+  /* per node: a1 uses n1's one */
+  run_evacuating_a1(plt_policy("maxNoOfPodsToEvictPerNode: 1\n"), EVACUATION);
+  assert_string_equal(plan(), "A/a1(evac) A/a3");
+  assert_logged_n(NODE_ERR " limit=1 node=\"n1\"\n", 2);
+  /* per namespace: a1 uses A's one */
+  run_evacuating_a1(plt_policy("maxNoOfPodsToEvictPerNamespace: 1\n"), EVACUATION);
+  assert_string_equal(plan(), "A/a1(evac) B/b1");
+  assert_logged(NS_ERR " limit=1 namespace=\"A\" pod=\"A/a2\"\n");
+  /* without limits nothing else changes: the plugin goes on as after upstream's failure */
+  run_evacuating_a1(plt_policy(NULL), EVACUATION);
+  assert_string_equal(plan(), "A/a1(evac) A/a2 B/b1 A/a3 B/b2 B/b3");
+  assert_logged_n("\"eviction failed\"", 1);
+}
+
+static void test_evacuation_in_progress_is_not_counted(void **state) {
+  (void)state;
+  run_evacuating_a1(plt_policy("maxNoOfPodsToEvictTotal: 2\n"),
+                    "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied "
+                    "the request: Evacuation in progress: Eviction triggered evacuation of VMI "
+                    "\"A/a1\"");
+  assert_string_equal(plan(), "A/a2 B/b1");
+  assert_int_equal(R.res.evacuations, 0);
+  assert_logged_n("Evacuation counted", 0);
+}
+
+static void test_evacuation_counted_as_upstream(void **state) {
+  (void)state;
+  const char *upstream =
+      plugin_policy(.plugin = "PodLifeTime", .args = "{maxPodLifeTimeSeconds: 0}",
+                    .vmsafety = "{countEvacuationsAgainstLimits: false}",
+                    .top = "maxNoOfPodsToEvictTotal: 2\n");
+  run_evacuating_a1(upstream, EVACUATION);
+  /* listed, since the VM moves, but not counted: two evictions besides it */
+  assert_string_equal(plan(), "A/a1(evac, not counted) A/a2 B/b1");
+  assert_int_equal(R.res.evicted, 2);
+  assert_int_equal(R.res.evacuations, 1);
+  assert_logged_n("Evacuation counted", 0);
+  /* the same switch written true is the default */
+  run_evacuating_a1(plugin_policy(.plugin = "PodLifeTime", .args = "{maxPodLifeTimeSeconds: 0}",
+                                  .vmsafety = "{countEvacuationsAgainstLimits: true}",
+                                  .top = "maxNoOfPodsToEvictTotal: 2\n"),
+                    EVACUATION);
+  assert_string_equal(plan(), "A/a1(evac) A/a2");
+}
+
+/* One profile counts, the other does not: an evacuation counts by the profile it happened in,
+ * against the counters every profile shares. */
+static void test_evacuation_counted_by_its_profile(void **state) {
+  (void)state;
+  const char *policy_text =
+      "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictTotal: 3\n"
+      "profiles:\n"
+      "- name: upstream\n"
+      "  pluginConfig:\n"
+      "  - {name: VMSafety, args: {countEvacuationsAgainstLimits: false}}\n"
+      "  - {name: PodLifeTime, args: {maxPodLifeTimeSeconds: 0, namespaces: {include: [A]}}}\n"
+      "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n"
+      "- name: counting\n"
+      "  pluginConfig:\n"
+      "  - {name: PodLifeTime, args: {maxPodLifeTimeSeconds: 0, namespaces: {include: [B]}}}\n"
+      "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n";
+  script_sink sink = {0};
+  script(&sink, "a1", SINK_TOO_MANY, EVACUATION);
+  script(&sink, "b1", SINK_TOO_MANY,
+         "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the "
+         "request: Eviction triggered evacuation of VMI \"B/b1\"");
+  run_live(policy_text, six_pods(), &sink, false);
+  /* a1 not counted; a2, a3 count 2; b1 counted makes 3: b2 meets the limit */
+  assert_string_equal(plan(), "A/a1(evac, not counted) A/a2 A/a3 B/b1(evac)");
+  assert_logged(TOTAL_ERR " limit=3\n");
+}
+
+/* Two profiles ask for the same launcher in one cycle, without the gate: KubeVirt marked the
+ * VMI at the first request, so the second is answered "Evacuation in progress", which is no new
+ * evacuation: the VM moves once, is listed once and counts once (the simulate sink remembers
+ * its marks as KubeVirt does). */
+static void test_evacuation_asked_twice_counts_once(void **state) {
+  (void)state;
+  const char *two_profiles =
+      "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictTotal: 3\n"
+      "profiles:\n"
+      "- name: first\n"
+      "  pluginConfig:\n"
+      "  - {name: PodLifeTime, args: {maxPodLifeTimeSeconds: 0, namespaces: {include: [vms]}}}\n"
+      "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n"
+      "- name: second\n"
+      "  pluginConfig:\n"
+      "  - {name: PodLifeTime, args: {maxPodLifeTimeSeconds: 0, namespaces: {include: [vms]}}}\n"
+      "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n";
+  run_gate(two_profiles, kubevirt_cluster(LAUNCHER_ANNOTATIONS(""), "LiveMigrate", "True"), false,
+           3);
+  /* first: the launcher (evacuation, 1) and web (2); second: the launcher again, in progress,
+   * which neither counts (no limit met at 3) nor is listed again */
+  assert_string_equal(plan(), "vms/virt-launcher-vm1(evac) vms/web");
+  assert_int_equal(R.res.evacuations, 1);
+  assert_logged_n("\"Evacuation counted against the eviction limits\"", 1);
+  assert_logged("err=\"error when evicting pod (ignoring) \\\"virt-launcher-vm1\\\": " WEBHOOK
+                "Evacuation in progress: Eviction triggered evacuation of VMI \\\"vms/vm1\\\"\"");
+  assert_logged_n(TOTAL_ERR, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_no_limits, teardown),
@@ -698,6 +839,11 @@ int main(void) {
       cmocka_unit_test_teardown(test_api_answers, teardown),
       cmocka_unit_test_teardown(test_api_background_answers, teardown),
       cmocka_unit_test_teardown(test_unanswered_eviction_counts, teardown),
+      cmocka_unit_test_teardown(test_evacuation_counts_against_limits, teardown),
+      cmocka_unit_test_teardown(test_evacuation_in_progress_is_not_counted, teardown),
+      cmocka_unit_test_teardown(test_evacuation_counted_as_upstream, teardown),
+      cmocka_unit_test_teardown(test_evacuation_counted_by_its_profile, teardown),
+      cmocka_unit_test_teardown(test_evacuation_asked_twice_counts_once, teardown),
       cmocka_unit_test_teardown(test_missing_uid, teardown),
       cmocka_unit_test_teardown(test_skip_below_two_nodes, teardown),
       cmocka_unit_test_teardown(test_not_ready_nodes, teardown),

@@ -548,6 +548,11 @@ static void test_ignored_fields_warn(void **state) {
   assert_true(logged("\"Ignoring a policy field, as upstream does\" file=\"policy.yaml\" "
                      "field=\"strategies\" reason=\"unknown field\""));
   assert_true(logged("field=\"maxNoOfPodsToEvictTotl\" reason=\"unknown field\""));
+  /* kept for the commands that report them otherwise (check), in file order */
+  assert_int_equal(p->nignored, 2);
+  assert_string_equal(p->ignored[0].field, "strategies");
+  assert_string_equal(p->ignored[1].field, "maxNoOfPodsToEvictTotl");
+  assert_string_equal(p->ignored[1].reason, "unknown field");
   policy_free(p);
 
   /* camel-case preEvictionFilter is not an extension point: its list is ignored */
@@ -574,11 +579,14 @@ static void test_ignored_fields_warn(void **state) {
              "points are not used\""));
   assert_true(logged("field=\"profiles[0].plugins.sort\""));
   assert_true(logged("field=\"profiles[0].plugins.filter.enable\" reason=\"unknown field\""));
+  assert_int_equal(p->nignored, 5);
+  assert_string_equal(p->ignored[4].field, "profiles[0].plugins.filter.enable");
   policy_free(p);
 
   /* a clean policy warns about nothing */
   p = load_ok(HEAD PLT_PROFILE);
   assert_false(logged("Ignoring a policy field"));
+  assert_int_equal(p->nignored, 0);
   policy_free(p);
 }
 

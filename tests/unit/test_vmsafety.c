@@ -265,6 +265,45 @@ static void test_cluster_limit(void **state) {
                 "cluster (parallelMigrationsPerCluster 3)\"");
 }
 
+/* ---------- countEvacuationsAgainstLimits ---------- */
+
+/* The issue's case: without EvictionsInBackground KubeVirt still live-migrates each VM whose
+ * eviction it answers with "Eviction triggered evacuation", which upstream counts as a failed
+ * eviction; with maxNoOfPodsToEvictTotal: 1 upstream moves two VMs (KubeVirt's limit of two per
+ * node stops the third). By default the evacuation counts, and one VM moves; the switch set to
+ * false is upstream's count. */
+static void test_limit_holds_without_the_gate(void **state) {
+  (void)state;
+  const char *names[] = {"vm1", "vm2", "vm3"};
+  begin("LiveMigrate", 5, 2);
+  for (int i = 0; i < 3; i++)
+    vm(names[i]);
+  sim_rerun(&R, vs_policy(NULL, "maxNoOfPodsToEvictTotal: 1\n"), cluster_end(), false, NOW, 3);
+  assert_string_equal(plan(), "vms/virt-launcher-vm1");
+  assert_true(R.res.evictions[0].evacuation && R.res.evictions[0].counted);
+  assert_int_equal(R.res.evicted + R.res.requests, 0);
+  assert_logged("\"Error evicting pod\" err=\"maximum number of evicted pods per a descheduling "
+                "cycle reached\" limit=1\n");
+
+  begin("LiveMigrate", 5, 2);
+  for (int i = 0; i < 3; i++)
+    vm(names[i]);
+  sim_rerun(&R, vs_policy("{countEvacuationsAgainstLimits: false}", "maxNoOfPodsToEvictTotal: 1\n"),
+            cluster_end(), false, NOW, 3);
+  assert_string_equal(plan(), "vms/virt-launcher-vm1 vms/virt-launcher-vm2");
+  assert_false(R.res.evictions[1].counted);
+  assert_logged("pod=\"vms/virt-launcher-vm3\" vmi=\"vms/vm3\" rule=\"migrationLimits\"");
+
+  /* with the gate they are requests in background, counted as upstream counts them */
+  begin("LiveMigrate", 5, 2);
+  for (int i = 0; i < 3; i++)
+    vm(names[i]);
+  run(vs_policy("{countEvacuationsAgainstLimits: false}", "maxNoOfPodsToEvictTotal: 1\n"));
+  assert_string_equal(plan(), "vms/virt-launcher-vm1");
+  assert_true(R.res.evictions[0].background);
+  assert_int_equal(R.res.evacuations, 0);
+}
+
 /* No KubeVirt CR in the snapshot: KubeVirt's defaults, 5 per cluster and 2 per node */
 static void test_default_limits(void **state) {
   (void)state;
@@ -394,6 +433,10 @@ static void test_args_validation(void **state) {
   assert_policy_error(vs_policy("{cooldown: 2h, maxCooldown: 1h}", NULL),
                       "maxCooldown (1h) must not be shorter than cooldown (2h)");
   assert_policy_error(vs_policy("{requireLiveMigration: maybe}", NULL), "requireLiveMigration");
+  assert_policy_error(vs_policy("{countEvacuationsAgainstLimits: 1}", NULL),
+                      "countEvacuationsAgainstLimits");
+  assert_policy_error(vs_policy("{countEvacuationAgainstLimits: false}", NULL),
+                      "unknown field \"countEvacuationAgainstLimits\"");
   assert_policy_error(vs_policy("{cooldwon: 1h}", NULL), "unknown field \"cooldwon\"");
 }
 
@@ -438,6 +481,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_migrating_vmi_is_skipped, teardown),
       cmocka_unit_test_teardown(test_outbound_limit_counts_running_migrations, teardown),
       cmocka_unit_test_teardown(test_cluster_limit, teardown),
+      cmocka_unit_test_teardown(test_limit_holds_without_the_gate, teardown),
       cmocka_unit_test_teardown(test_default_limits, teardown),
       cmocka_unit_test_teardown(test_unreadable_kubevirt_cr_requests_nothing, teardown),
       cmocka_unit_test_teardown(test_cooldown_after_a_move, teardown),
