@@ -67,6 +67,7 @@ static int cmp_keyed(const void *a, const void *b) {
 typedef struct {
   const char *instance; /* NULL: no instance label */
   double value;
+  double at; /* the evaluation time */
 } raw_sample;
 
 /* Structure of one vector sample: {"metric": {labels}, "value": [<time>, "<number>"]}. */
@@ -97,6 +98,8 @@ static int read_sample(const doc_node *s, size_t i, raw_sample *out, dserr *err)
   if (parse_sample_value(value->items[1]->text, &out->value) < 0)
     return dserr_set(err, "data.result[%zu].value[1]: \"%s\" is not a number", i,
                      value->items[1]->text);
+  const doc_node *t = value->items[0];
+  out->at = t->type == DOC_INT ? (double)t->v.i : t->v.f;
   return 0;
 }
 
@@ -134,20 +137,31 @@ static int read_data(model *m, prom_answer *a, const doc_node *data, dserr *err)
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = read_sample(result->items[i], i, &raw[i], err);
-  /* upstream's checks, in answer order: the first failing sample decides */
+  /* upstream's checks, in answer order: the first failing sample decides. A NaN is kept apart
+   * (nan_error): the plugins either refuse the answer for it, as here before, or leave that
+   * node out of the cycle (policy usageSamples; upstream lets NaN through and turns it into a
+   * huge negative usage) */
+  /* the samples' times (timestamp(<query>), usage.c) are seconds, not utilization */
+  bool times = strncmp(a->query, "timestamp(", strlen("timestamp(")) == 0;
   for (size_t i = 0; i < n && rc == 0 && !a->error; i++) {
+    const char *why = NULL;
     if (!raw[i].instance) {
-      a->error = "the collected metrics sample is missing 'instance' key";
-    } else if (!(raw[i].value >= 0 && raw[i].value <= 1)) {
-      /* NaN is refused too: upstream lets it through and turns it into a huge negative usage */
+      why = "the collected metrics sample is missing 'instance' key";
+    } else if (!times && !(raw[i].value >= 0 && raw[i].value <= 1)) {
       strbuf v = {0};
       sb_append_go_float(&v, raw[i].value);
-      a->error = model_printf(
+      why = model_printf(
           m, "the collected metrics sample for \"%s\" has value %s outside of <0; 1> interval",
           raw[i].instance, sb_str(&v));
       sb_free(&v);
     }
+    if (why && !a->nan_error)
+      a->nan_error = why;
+    if (why && !isnan(raw[i].value))
+      a->error = why;
   }
+  if (n && rc == 0)
+    a->at = raw[0].at;
   if (rc == 0 && !a->error && n) {
     /* sorted by (instance, position); the last sample of an instance wins, as in a Go map */
     keyed_sample *k = malloc(n * sizeof *k);
@@ -161,7 +175,7 @@ static int read_data(model *m, prom_answer *a, const doc_node *data, dserr *err)
     for (size_t i = 0; i < n; i++) {
       if (kept && strcmp(out[kept - 1].instance, k[i].instance) == 0)
         kept--;
-      out[kept++] = (prom_sample){intern(m->strings, k[i].instance), k[i].value};
+      out[kept++] = (prom_sample){intern(m->strings, k[i].instance), k[i].value, NAN};
     }
     free(k);
     a->samples = out;
@@ -201,6 +215,7 @@ int decode_prom_answer(model *m, const char *query, const doc_node *root, dserr 
   }
   prom_answer *a = ARENA_NEW(m->mem, prom_answer);
   a->query = arena_strdup(m->mem, query);
+  a->at = NAN;
   if (strcmp(status->text, "error") == 0) {
     const char *type = doc_str(doc_get(root, "errorType")), *msg = doc_str(doc_get(root, "error"));
     a->error = model_printf(m, "unable to capture prometheus metrics: %s: %s", type ? type : "",
@@ -228,6 +243,7 @@ int decode_prom_response(model *m, const char *query, const char *name, const ch
 void decode_prom_failure(model *m, const char *query, const char *error) {
   prom_answer *a = ARENA_NEW(m->mem, prom_answer);
   a->query = arena_strdup(m->mem, query);
+  a->at = NAN;
   a->error = arena_strdup(m->mem, error);
   MODEL_PUSH(m, prom_answers, a);
 }

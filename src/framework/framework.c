@@ -482,6 +482,8 @@ void fw_reject_reason(plugin_handle *h, const char *reason) {
 
 bool fw_recording(const plugin_handle *h) { return h->cy->rec != NULL; }
 
+const usage_trust *fw_usage_trust(const plugin_handle *h) { return &h->cy->pol->usage; }
+
 void fw_note_node_why(plugin_handle *h, const node *n, const char *why, const char *thresholds) {
   if (h->cy->rec)
     decisions_node(h->cy->rec, n, NULL, why, thresholds);

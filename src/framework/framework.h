@@ -190,6 +190,9 @@ struct plugin_handle {
   arena *scratch; /* reset after the plugin returns */
 };
 
+/* The policy's usageSamples: which actual-utilization samples the cycle trusts. */
+const usage_trust *fw_usage_trust(const plugin_handle *h);
+
 bool fw_filter(plugin_handle *h, const pod *p);
 bool fw_pre_eviction_filter(plugin_handle *h, const pod *p);
 

@@ -3,6 +3,7 @@
 
 #include "../util/hash.h"
 #include "../util/par.h"
+#include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
 #include <stdint.h>
@@ -635,21 +636,41 @@ const prom_answer *model_find_prom_answer(const model *m, const char *query) {
   return NULL;
 }
 
-bool prom_answer_value(const prom_answer *a, const char *instance, double *value) {
+const prom_sample *prom_answer_sample(const prom_answer *a, const char *instance) {
   size_t lo = 0, hi = a->nsamples;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     int c = strcmp(a->samples[mid].instance, instance);
-    if (c == 0) {
-      *value = a->samples[mid].value;
-      return true;
-    }
+    if (c == 0)
+      return &a->samples[mid];
     if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return false;
+  return NULL;
+}
+
+bool prom_answer_value(const prom_answer *a, const char *instance, double *value) {
+  const prom_sample *s = prom_answer_sample(a, instance);
+  if (s)
+    *value = s->value;
+  return s != NULL;
+}
+
+void model_prom_join_times(model *m, const char *query) {
+  strbuf tq = {0};
+  sb_printf(&tq, "timestamp(%s)", query);
+  const prom_answer *values = model_find_prom_answer(m, query);
+  const prom_answer *times = model_find_prom_answer(m, sb_str(&tq));
+  sb_free(&tq);
+  if (!values || !times || times->error)
+    return;
+  for (size_t i = 0; i < values->nsamples; i++) {
+    const prom_sample *t = prom_answer_sample(times, values->samples[i].instance);
+    if (t)
+      values->samples[i].ts = t->value;
+  }
 }
 
 namespace_obj *model_find_namespace(const model *m, const char *name) {

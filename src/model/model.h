@@ -336,7 +336,8 @@ typedef struct pod_metrics_obj {
 
 typedef struct {
   const char *instance; /* the sample's `instance` label: a node name */
-  double value;
+  double value;         /* NaN kept: whether to trust it is the plugin's rule */
+  double ts;            /* when the sample was taken (timestamp(query)), NaN when unknown */
 } prom_sample;
 
 /* The answer to one Prometheus instant query. Either error is set (upstream's words, e.g.
@@ -345,6 +346,10 @@ typedef struct {
 typedef struct {
   const char *query;
   const char *error;
+  /* upstream's error when NaN samples count as failing ones (its check refuses NaN here, as
+   * `error` does when no sample is NaN); NULL when no sample fails that way */
+  const char *nan_error;
+  double at; /* the evaluation time the answer carries (NaN without samples) */
   size_t nsamples;
   prom_sample *samples;
 } prom_answer;
@@ -444,6 +449,11 @@ void model_link_metrics(model *m);
 const prom_answer *model_find_prom_answer(const model *m, const char *query);
 /* The sample of a node in an answer (samples are sorted by instance). */
 bool prom_answer_value(const prom_answer *a, const char *instance, double *value);
+/* The sample of instance, or NULL. */
+const prom_sample *prom_answer_sample(const prom_answer *a, const char *instance);
+/* Sets the samples' times of the answer to query from the answer to "timestamp(<query>)" when
+ * both are there and usable (a sample without one keeps NaN). */
+void model_prom_join_times(model *m, const char *query);
 
 namespace_obj *model_find_namespace(const model *m, const char *name);
 pvc_obj *model_find_pvc(const model *m, const char *ns, const char *name);

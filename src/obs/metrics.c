@@ -208,6 +208,12 @@ static triple_family g_policy_reloads = {
     "policy keeps running).",
     {"result", NULL, NULL}, NULL, 0};
 
+static triple_family g_untrusted = {
+    "descheduler_usage_untrusted_nodes_total",
+    "Number of times a utilization plugin left a node out of its classification because the "
+    "node's actual-usage sample could not be trusted, by node and reason (missing, nan, stale).",
+    {"node", "reason", NULL}, NULL, 0};
+
 static const double cooldown_buckets[] = {900, 1800, 3600, 7200, 14400, 21600};
 #define NCOOL (sizeof cooldown_buckets / sizeof cooldown_buckets[0])
 static int g_kv_registered;
@@ -275,6 +281,10 @@ void metrics_kubevirt_cooldown(double seconds) {
   g_cool_count++;
   g_cool_sum += seconds;
   pthread_mutex_unlock(&g_lock);
+}
+
+void metrics_usage_untrusted(const char *node, const char *reason) {
+  triple_inc(&g_untrusted, node, reason, NULL);
 }
 
 void metrics_policy_reload(const char *result) { triple_inc(&g_policy_reloads, result, NULL, NULL); }
@@ -469,6 +479,7 @@ void metrics_render(strbuf *out) {
   render_counter(out, "descheduler_pods_evicted_total");
   render_triple(out, &g_policy_reloads);
   render_strategy(out, "descheduler_strategy_duration_seconds");
+  render_triple(out, &g_untrusted);
   render_triple(out, &g_vs_blocks);
   render_triple(out, &g_watch_events);
   render_triple(out, &g_watch_lists);
@@ -499,6 +510,7 @@ void metrics_reset(void) {
   triple_free(&g_watch_events);
   triple_free(&g_watch_lists);
   triple_free(&g_policy_reloads);
+  triple_free(&g_untrusted);
   memset(g_cool_counts, 0, sizeof g_cool_counts);
   g_cool_count = 0;
   g_cool_sum = 0;

@@ -34,6 +34,10 @@ void metrics_watch_list(const char *kind, const char *reason);
  * file's new content, or a KubeDescheduler's new rendering): "loaded" (used from that cycle)
  * or "rejected" (invalid; the last good policy keeps running). This project's own metric. */
 void metrics_policy_reload(const char *result);
+/* descheduler_usage_untrusted_nodes_total{node,reason}: a node left out of a utilization
+ * plugin's classification because its actual-usage sample was missing, NaN or stale
+ * (policy usageSamples). This project's own metric. */
+void metrics_usage_untrusted(const char *node, const char *reason);
 /* Prometheus text exposition format 0.0.4. */
 void metrics_render(strbuf *out);
 /* DELETE /metrics: forget every series. */

@@ -87,7 +87,7 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   nu_resources_init(&r, &a->thresholds, false);
   size_t n = h->nnodes;
   /* upstream's HighNodeUtilization always uses requests (it has no metricsUtilization) */
-  nu_node *nodes = nu_compute(h, &r, h->nodes, n, NULL, err);
+  nu_node *nodes = nu_compute(h, &r, h->nodes, n, NULL, &n, err);
   if (!nodes)
     return dserr_prefix(err, "error getting node usage");
 
@@ -119,7 +119,7 @@ static int hnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   nu_log_criteria(h, "Criteria for a node below target utilization", &a->thresholds);
   LOGV(1, &h->log, "Number of underutilized nodes", LUINT("totalNumber", nunder));
 
-  if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
+  if (nu_nothing_to_do(h, nunder, n, a->number_of_nodes))
     return 0;
   if (ntargets == 0) {
     LOGV(1, &h->log, "No node is available to schedule the pods, nothing to do here");

@@ -252,10 +252,10 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
     return dserr_prefix(err, "error initializing usage client");
   nu_resources r;
   nu_resources_init(&r, &a->thresholds, usage.kind == NU_PROMETHEUS);
-  nu_node *nodes = nu_compute(h, &r, h->nodes, h->nnodes, &usage, err);
+  size_t n;
+  nu_node *nodes = nu_compute(h, &r, h->nodes, h->nnodes, &usage, &n, err);
   if (!nodes)
     return dserr_prefix(err, "error getting node usage");
-  size_t n = h->nnodes;
   pct_map low, high;
   thresholds_for(h, a, &r, nodes, n, &low, &high);
 
@@ -302,7 +302,7 @@ static int lnu_run(plugin_handle *h, const void *vargs, dserr *err) {
   if (moves.overutilized_for_s > 0)
     nover = hysteresis(h, &moves, nodes, n, is_over_at, over, nover);
 
-  if (nu_nothing_to_do(h, nunder, a->number_of_nodes))
+  if (nu_nothing_to_do(h, nunder, n, a->number_of_nodes))
     return 0;
   if (nover == 0) {
     LOGV(1, &h->log, "All nodes are under target utilization, nothing to do here");

@@ -2,6 +2,8 @@
 #include "nodeutilization.h"
 
 #include "../framework/podutil.h"
+#include "../apimachinery/timeutil.h"
+#include "../obs/metrics.h"
 #include "../kubevirt/vm.h"
 #include "../util/par.h"
 #include "../apimachinery/quantity.h"
@@ -140,25 +142,108 @@ static void requests_usage_all(plugin_handle *h, const nu_resources *r, node **n
   par_halves(n, model_nodes_half_pods(nodes, n), 256, usage_part, &j);
 }
 
-const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err) {
+const prom_answer *nu_prom_answer(const model *m, const char *query, bool nan_fails, dserr *err) {
   const prom_answer *a = model_find_prom_answer(m, query);
+  const char *error = !a ? NULL : nan_fails && a->nan_error ? a->nan_error : a->error;
   if (!a)
     dserr_set(err, "prometheus client not initialized");
-  else if (a->error)
-    dserr_set(err, "%s", a->error);
-  return a && !a->error ? a : NULL;
+  else if (error)
+    dserr_set(err, "%s", error);
+  return a && !error ? a : NULL;
+}
+
+/* Why a node's actual usage cannot be trusted this cycle (policy usageSamples), or NULL; *code
+ * is the metric's reason: missing, nan or stale. */
+static const char *untrusted(const usage_trust *t, nu_source kind, const prom_answer *a,
+                             const node *nd, const char **code, char *buf, size_t cap) {
+  *code = "missing";
+  if (kind == NU_METRICS_API)
+    return nd->actual ? NULL : "no NodeMetrics for the node";
+  const prom_sample *s = prom_answer_sample(a, nd->name);
+  if (!s)
+    return "no sample for the node in the query's answer";
+  *code = "nan";
+  if (isnan(s->value))
+    return "the sample is NaN";
+  *code = "stale";
+  double age = a->at - s->ts;
+  if (t->max_age_ns > 0 && !isnan(age) && age * 1e9 > (double)t->max_age_ns) {
+    strbuf d = {0};
+    duration_format(&d, t->max_age_ns);
+    snprintf(buf, cap, "the sample is %.0fs old, older than maxSampleAge %s", age, sb_str(&d));
+    sb_free(&d);
+    return buf;
+  }
+  return NULL;
+}
+
+/* Leaves out of nodes (in place, order kept) those whose usage sample cannot be trusted,
+ * logging each and counting it; -1 with err when more than maxMissingFraction of them are. */
+static int drop_untrusted(plugin_handle *h, const usage_trust *t, nu_source kind,
+                          const prom_answer *a, node **nodes, size_t n, size_t *kept,
+                          dserr *err) {
+  const char **why = ARENA_NEWN(h->scratch, const char *, n ? n : 1);
+  size_t out = 0, first = n;
+  for (size_t i = 0; i < n; i++) {
+    char buf[160];
+    const char *code;
+    why[i] = untrusted(t, kind, a, nodes[i], &code, buf, sizeof buf);
+    if (!why[i])
+      continue;
+    why[i] = arena_strdup(h->scratch, why[i]);
+    if (first == n)
+      first = i;
+    out++;
+    LOGV(2, &h->log, "Node left out of this cycle: its usage sample cannot be trusted",
+         LSTR("node", nodes[i]->name), LSTR("reason", why[i]));
+    metrics_usage_untrusted(nodes[i]->name, code);
+  }
+  *kept = n;
+  if (!out)
+    return 0;
+  if ((double)out > t->max_missing * (double)n)
+    return dserr_set(err,
+                     "%zu of %zu nodes have no usable usage sample, more than maxMissingFraction "
+                     "%g allows (%s: %s); nothing is evicted",
+                     out, n, t->max_missing, nodes[first]->name, why[first]);
+  LOGV(0, &h->log, "Nodes left out of this cycle: their usage samples cannot be trusted",
+       LUINT("leftOut", out), LUINT("nodes", n), LSTR("first", nodes[first]->name),
+       LSTR("reason", why[first]));
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!why[i]) {
+      nodes[k++] = nodes[i];
+      continue;
+    }
+    fw_note_category(h, nodes[i], "left out (no usable usage sample)");
+    fw_note_node_why(h, nodes[i], why[i], NULL);
+  }
+  *kept = k;
+  return 0;
 }
 
 nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
-                    const nu_usage *src, dserr *err) {
+                    const nu_usage *src, size_t *nout, dserr *err) {
   nu_source kind = src ? src->kind : NU_REQUESTS;
   const prom_answer *answer = NULL;
+  const usage_trust *trust = fw_usage_trust(h);
+  bool skip = kind != NU_REQUESTS && trust->skip_nodes;
+  *nout = n;
   if (kind == NU_METRICS_API && !h->m->node_metrics_read) {
     dserr_set(err, "metrics client not initialized");
     return NULL;
   }
-  if (kind == NU_PROMETHEUS && !(answer = nu_prom_answer(h->m, src->query, err)))
+  if (kind == NU_PROMETHEUS && !(answer = nu_prom_answer(h->m, src->query, !skip, err)))
     return NULL;
+  if (skip) {
+    /* a copy: the cycle's node list stays whole for the other plugins */
+    node **mine = ARENA_NEWN(h->scratch, node *, n ? n : 1);
+    memcpy(mine, nodes, n * sizeof *mine);
+    if (drop_untrusted(h, trust, kind, answer, mine, n, nout, err) < 0)
+      return NULL;
+    nodes = mine;
+    n = *nout;
+  }
   nu_node *out = ARENA_NEWN(h->scratch, nu_node, n ? n : 1);
   if (kind == NU_REQUESTS) {
     requests_usage_all(h, r, nodes, n, out);
@@ -368,7 +453,7 @@ void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, 
     nodes[i] = k[i].n;
 }
 
-bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes) {
+bool nu_nothing_to_do(plugin_handle *h, size_t nunder, size_t nnodes, int64_t number_of_nodes) {
   if (nunder == 0) {
     LOGV(1, &h->log,
          "No node is underutilized, nothing to do here, you might tune your thresholds further");
@@ -380,7 +465,7 @@ bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes) 
          LUINT("underutilizedNodes", nunder), LINT("numberOfNodes", number_of_nodes));
     return true;
   }
-  if (nunder == h->nnodes) {
+  if (nunder == nnodes) {
     LOGV(1, &h->log, "All nodes are underutilized, nothing to do here");
     return true;
   }

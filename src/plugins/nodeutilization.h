@@ -61,17 +61,21 @@ int nu_index(const nu_resources *r, const char *name);
 /* Scaled request of one pod for resource name (cpu milli, else units rounded up). */
 int64_t nu_pod_request(const pod *p, const char *name);
 
-/* Usage, capacity and percentages of every node from the usage source (NULL = requests).
- * An actual-utilization source that cannot give every node's usage returns NULL with
- * upstream's error (e.g. `unable to find metric entry for node-a`,
- * `prometheus client not initialized` when nothing answered the query). */
+/* Usage, capacity and percentages of the nodes from the usage source (NULL = requests), *nout
+ * of them. With actual utilization and the policy's usageSamples.skipNodesWithoutSamples (the
+ * default) a node without a usable sample (none, NaN, older than maxSampleAge) is left out
+ * (logged, counted in descheduler_usage_untrusted_nodes_total) unless more than
+ * maxMissingFraction of them are, which fails; without it, as upstream, a source that cannot
+ * give every node's usage returns NULL with upstream's error (e.g. `unable to find metric
+ * entry for node-a`, `prometheus client not initialized` when nothing answered the query). */
 nu_node *nu_compute(plugin_handle *h, const nu_resources *r, node **nodes, size_t n,
-                    const nu_usage *src, dserr *err);
+                    const nu_usage *src, size_t *nout, dserr *err);
 /* Capacity and percentages of one node whose usage[] is set (MetricResource: 100). */
 void nu_set_percentages(nu_node *nn, const nu_resources *r);
 /* The usable answer to query, or NULL with the reason: `prometheus client not initialized`
- * when nothing answered, else the answer's own error (upstream's words). */
-const prom_answer *nu_prom_answer(const model *m, const char *query, dserr *err);
+ * when nothing answered, else the answer's own error (upstream's words; with nan_fails a NaN
+ * sample is one, as upstream's check of the range refuses it). */
+const prom_answer *nu_prom_answer(const model *m, const char *query, bool nan_fails, dserr *err);
 /* One node's MetricResource usage from a Prometheus answer: trunc(value * 100), then the
  * percentages. -1 with `unable to find metric entry for <node>` when it has no sample. */
 int nu_prom_node_usage(const prom_answer *a, const nu_resources *r, nu_node *nn, dserr *err);
@@ -154,7 +158,7 @@ void nu_sort_by_usage(plugin_handle *h, const nu_resources *r, nu_node **nodes, 
 /* The early exits both plugins share (as both upstream Balance functions): no underutilized
  * node, no more than numberOfNodes of them, or all cycle nodes underutilized. Logs the reason
  * and returns true when the plugin should stop. */
-bool nu_nothing_to_do(plugin_handle *h, size_t nunder, int64_t number_of_nodes);
+bool nu_nothing_to_do(plugin_handle *h, size_t nunder, size_t nnodes, int64_t number_of_nodes);
 
 /* What the soft-tainter reads from a LowNodeUtilization configuration (the KubeVirt profile's):
  * its thresholds and its Prometheus query. */

@@ -1,6 +1,7 @@
 /* policy.c - DeschedulerPolicy loading in upstream's order; see policy.h. */
 #include "policy.h"
 
+#include "../apimachinery/timeutil.h"
 #include "../obs/log.h"
 #include "../util/strbuf.h"
 
@@ -220,6 +221,42 @@ static int read_uint(loader *l, const doc_node *v, const char *path, opt_uint *o
   return 0;
 }
 
+/* usageSamples: {skipNodesWithoutSamples: bool, maxSampleAge: "2m", maxMissingFraction: 0.1},
+ * decoded strictly (it is this project's own field: a typo there is an error). */
+static int read_usage_samples(loader *l, const doc_node *v) {
+  if (is_null(v))
+    return 0;
+  if (v->type != DOC_MAP)
+    return type_error(l, "usageSamples", "a map", v);
+  usage_trust *u = &l->p->usage;
+  for (size_t i = 0; i < v->n; i++) {
+    const char *key = v->pairs[i].key;
+    const doc_node *x = v->pairs[i].value;
+    if (!strcmp(key, "skipNodesWithoutSamples")) {
+      if (x->type != DOC_BOOL)
+        return type_error(l, "usageSamples.skipNodesWithoutSamples", "true or false", x);
+      u->skip_nodes = x->v.b;
+    } else if (!strcmp(key, "maxSampleAge")) {
+      int64_t ns;
+      dserr e;
+      if (x->type != DOC_STR || duration_parse(x->text, &ns, &e) < 0 || ns < 0)
+        return type_error(l, "usageSamples.maxSampleAge",
+                          "a non-negative duration such as \"2m\" (\"0\": ages not checked)", x);
+      u->max_age_ns = ns;
+    } else if (!strcmp(key, "maxMissingFraction")) {
+      double f = x->type == DOC_INT ? (double)x->v.i : x->type == DOC_FLOAT ? x->v.f : -1;
+      if ((x->type != DOC_INT && x->type != DOC_FLOAT) || !(f >= 0 && f <= 1))
+        return type_error(l, "usageSamples.maxMissingFraction", "a number from 0 to 1", x);
+      u->max_missing = f;
+    } else {
+      dserr_set(l->err, "usageSamples.%s: unknown field (expected skipNodesWithoutSamples, "
+                        "maxSampleAge or maxMissingFraction)", key);
+      return fail_decode(l);
+    }
+  }
+  return 0;
+}
+
 static int read_providers(loader *l, const doc_node *list) {
   if (is_null(list))
     return 0;
@@ -316,6 +353,8 @@ static int read_top(loader *l, const doc_node *root) {
       p->metrics_collector_enabled = !is_null(en) && en->v.b;
     } else if (!strcmp(key, "metricsProviders")) {
       rc = read_providers(l, v);
+    } else if (!strcmp(key, "usageSamples")) {
+      rc = read_usage_samples(l, v);
     } else {
       warn_ignored(l, key, "unknown field");
     }
@@ -676,6 +715,7 @@ static policy *policy_new(const char *name) {
     abort();
   p->mem = arena_new(64 * 1024);
   p->path = arena_strdup(p->mem, name);
+  p->usage = (usage_trust){true, USAGE_MAX_SAMPLE_AGE_DEFAULT_NS, USAGE_MAX_MISSING_FRACTION_DEFAULT};
   return p;
 }
 

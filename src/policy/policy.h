@@ -54,6 +54,16 @@ typedef struct {
   const char *reason; /* e.g. "unknown field" */
 } policy_ignored;
 
+/* usageSamples (this project's; upstream ignores the field): which actual-utilization samples
+ * a cycle trusts (docs/utilization.md, "Usage you can trust"). */
+#define USAGE_MAX_SAMPLE_AGE_DEFAULT_NS (120LL * 1000000000LL) /* twice the shipped rules' 1m */
+#define USAGE_MAX_MISSING_FRACTION_DEFAULT 0.1
+typedef struct {
+  bool skip_nodes;          /* skipNodesWithoutSamples (true); false: upstream's rule */
+  int64_t max_age_ns;       /* maxSampleAge; 0: not checked */
+  double max_missing;       /* maxMissingFraction */
+} usage_trust;
+
 typedef struct policy {
   arena *mem;
   const char *path;
@@ -66,6 +76,7 @@ typedef struct policy {
   bool eviction_failure_events;
   opt_int grace_period_seconds;
   bool metrics_collector_enabled;
+  usage_trust usage;
   size_t nproviders;
   metrics_provider *providers;
 } policy;

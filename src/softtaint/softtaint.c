@@ -335,7 +335,7 @@ int softtaint_reconcile(softtainter *st, dserr *err) {
   const char *queries[1] = {cls.query};
   if (usage_prom_query(st->prom, st->api, m, queries, 1, err) < 0)
     goto out;
-  const prom_answer *ans = nu_prom_answer(m, cls.query, err);
+  const prom_answer *ans = nu_prom_answer(m, cls.query, true, err);
   if (!ans)
     goto out;
   category *cat = ARENA_NEWN(a, category, n ? n : 1);

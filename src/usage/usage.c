@@ -350,10 +350,38 @@ int usage_prom_query(usage_prom *u, kube_client *api, model *m, const char *cons
   return 0;
 }
 
+/* The samples' times, for usageSamples.maxSampleAge: an instant query answers with its own
+ * evaluation time, so each query is also asked as timestamp(<query>) and the two joined by
+ * instance. An answer without them leaves the ages unknown (not checked; logged). */
+static int fetch_sample_times(usage_live *u, model *m, dserr *err) {
+  const usage_trust *t = &u->pol->usage;
+  if (!t->skip_nodes || t->max_age_ns <= 0 || !u->needs.nqueries)
+    return 0;
+  size_t n = u->needs.nqueries;
+  char **q = xmalloc(n * sizeof *q);
+  for (size_t i = 0; i < n; i++) {
+    strbuf sb = {0};
+    sb_printf(&sb, "timestamp(%s)", u->needs.queries[i]);
+    q[i] = sb_detach(&sb);
+  }
+  int rc = usage_prom_query(u->prom, u->api, m, (const char *const *)q, n, err);
+  for (size_t i = 0; i < n; i++) {
+    const prom_answer *a = model_find_prom_answer(m, q[i]);
+    if (a && a->error)
+      LOGV(2, NULL, "The samples' times could not be read; their ages are not checked this cycle",
+           LSTR("query", q[i]), LSTR("err", a->error));
+    model_prom_join_times(m, u->needs.queries[i]);
+    free(q[i]);
+  }
+  free(q);
+  return rc;
+}
+
 int usage_live_fetch(usage_live *u, model *m, dserr *err) {
   if (u->collector)
     fetch_metrics_api(u, m);
-  if (u->prom && usage_prom_query(u->prom, u->api, m, u->needs.queries, u->needs.nqueries, err) < 0)
+  if (u->prom && (usage_prom_query(u->prom, u->api, m, u->needs.queries, u->needs.nqueries, err) < 0 ||
+                  fetch_sample_times(u, m, err) < 0))
     return -1;
   model_link_metrics(m);
   return 0;

@@ -7,7 +7,9 @@
 # at most 5 evictions per cycle and 2 per node.
 # - the recorded k3 value is 1 for worker-1 and 0 for the others;
 # - every way the query can fail gives upstream's message in one line and evicts nothing:
-#   unreachable, a matrix, a value above 1, a node without sample, no instance label, 401;
+#   unreachable, a matrix, a value above 1, no instance label, 401; a node without sample
+#   stops the plugin when it is more than usageSamples.maxMissingFraction of the nodes, else
+#   it is left out and the rest is balanced;
 # - bearer tokens: the in-cluster service-account token (re-read when it changes, TLS
 #   verified against ca.crt) and a Secret's token, through an HTTPS proxy that wants one;
 # - the real run requests two live migrations of VMs on worker-1, as the limits allow.
@@ -99,7 +101,7 @@ closed=$(free_port)
 expect_refused "$K3" "error getting node usage: unable to capture prometheus metrics: Post \\\"http://127.0.0.1:$closed/api/v1/query\\\": dial tcp 127.0.0.1:$closed: connect: connection refused" "http://127.0.0.1:$closed"
 expect_refused 'node_cpu_seconds_total{mode="idle"}[1m]' 'error getting node usage: expected query results to be of type \"vector\", got \"matrix\" instead'
 expect_refused 'label_replace(vector(1.5), "instance", "worker-2", "", "")' 'error getting node usage: the collected metrics sample for \"worker-2\" has value 1.5 outside of <0; 1> interval'
-expect_refused "$K3"'{instance!="worker-3"}' 'error getting node usage: unable to find metric entry for worker-3'
+expect_refused "$K3"'{instance!="worker-3"}' "error getting node usage: 1 of 3 nodes have no usable usage sample, more than maxMissingFraction 0.1 allows (worker-3: no sample for the node in the query's answer); nothing is evicted"
 expect_refused 'vector(0.5)' "error getting node usage: the collected metrics sample is missing 'instance' key"
 expect_refused 'rate(node_cpu_seconds_total[' 'error getting node usage: unable to capture prometheus metrics: bad_data: invalid parameter \"query\"'
 
@@ -168,6 +170,26 @@ expect_vmims 0
 
 # the real run: worker-1 is overutilized by the query, the others underutilized; two of its
 # VMs are asked to migrate (evictionLimits.node 2, maxNoOfPodsToEvictPerNode 2)
+# a node without a sample is left out (usageSamples.maxMissingFraction 0.5 lets one of three
+# go) and the rest is balanced: worker-1 still gives up VMs (a dry run here)
+kv_policy "$PROM_URL" "$K3"'{instance!="worker-3"}'
+sed -i 's/^kind: DeschedulerPolicy$/kind: DeschedulerPolicy\nusageSamples: {maxMissingFraction: 0.5}/' "$TMP/policy.yaml"
+run_kv --dry-run --v 3
+expect_status 0
+expect_err '"Nodes left out of this cycle: their usage samples cannot be trusted" plugin="LowNodeUtilization" ExtensionPoint="Balance" leftOut=1 nodes=3 first="worker-3" reason="no sample for the node in the query'"'"'s answer"'
+expect_err '"Node has been classified" plugin="LowNodeUtilization" ExtensionPoint="Balance" category="overutilized" node="worker-1"'
+expect_err_count 0 'node="worker-3" usage='
+expect_err_count 2 '"Evicted pod in dry run mode" pod="vms/virt-launcher-vm-1'
+# the samples' times were asked for (maxSampleAge, by default 2m): fresh, nobody else left out
+expect_err_count 0 'reason="the sample is'
+# ... and they are what Prometheus says: every recorded sample is older than 1ms
+kv_policy "$PROM_URL" "$K3"
+sed -i 's/^kind: DeschedulerPolicy$/kind: DeschedulerPolicy\nusageSamples: {maxSampleAge: 1ms}/' "$TMP/policy.yaml"
+run_kv --dry-run --v 3
+expect_status 0
+expect_err 'error getting node usage: 3 of 3 nodes have no usable usage sample, more than maxMissingFraction 0.1 allows (worker-1: the sample is'
+expect_err 'old, older than maxSampleAge 1ms); nothing is evicted'
+
 kv_policy "$PROM_URL" "$K3"
 run_kv --v 3
 expect_status 0

@@ -3,6 +3,7 @@
  * evicting on actual usage (usageclients.go semantics). */
 #include "../../src/decode/decode.h"
 #include "../../src/framework/framework.h"
+#include "../../src/plugins/registry.h"
 #include "../../src/util/strbuf.h"
 #include "support/fixtures.h"
 #include "support/support.h"
@@ -126,10 +127,25 @@ static void test_value_outside_0_1(void **state) {
   assert_answer_error(VEC(S("a", "+Inf")),
                       "the collected metrics sample for \"a\" has value +Inf outside of <0; 1> "
                       "interval");
-  /* upstream lets NaN through (and makes a huge negative usage of it): refused here */
-  assert_answer_error(VEC(S("a", "NaN")),
-                      "the collected metrics sample for \"a\" has value NaN outside of <0; 1> "
+  /* upstream lets NaN through (and makes a huge negative usage of it): the sample is kept with
+   * the error it would get as nan_error, for the plugin to refuse or to leave the node out */
+  model *m;
+  const prom_answer *a = answer(VEC(S("a", "0.5") "," S("b", "NaN")), &m);
+  assert_null(a->error);
+  assert_string_equal(a->nan_error,
+                      "the collected metrics sample for \"b\" has value NaN outside of <0; 1> "
                       "interval");
+  assert_int_equal(a->nsamples, 2);
+  assert_true(isnan(a->samples[1].value));
+  assert_true(a->at == 1764000000.5);
+  model_free(m);
+  /* a NaN first and a real failure after it: the real one is the answer's error */
+  a = answer(VEC(S("a", "NaN") "," S("b", "1.5")), &m);
+  assert_string_equal(a->error, "the collected metrics sample for \"b\" has value 1.5 outside of "
+                                "<0; 1> interval");
+  assert_string_equal(a->nan_error, "the collected metrics sample for \"a\" has value NaN outside "
+                                    "of <0; 1> interval");
+  model_free(m);
 }
 
 /* The first failing sample in answer order decides, whichever check it fails. */
@@ -350,8 +366,9 @@ static void test_reads_pod_conditions(void **state) {
 /* ---------- LowNodeUtilization on actual usage ---------- */
 
 typedef struct {
-  const char *prom; /* answer to Q, or NULL: none */
-  bool metrics;     /* a metrics collector read the snapshot's NodeMetrics / PodMetrics */
+  const char *prom;  /* answer to Q, or NULL: none */
+  bool metrics;      /* a metrics collector read the snapshot's NodeMetrics / PodMetrics */
+  const char *times; /* answer to timestamp(Q), or NULL: the samples' times are unknown */
 } usage_input;
 
 static int add_usage(model *m, const policy *pol, void *ctx, dserr *err) {
@@ -359,6 +376,11 @@ static int add_usage(model *m, const policy *pol, void *ctx, dserr *err) {
   const usage_input *in = ctx;
   if (in->prom && decode_prom_response(m, Q, "answer", in->prom, strlen(in->prom), err) < 0)
     return -1;
+  if (in->times) {
+    if (decode_prom_response(m, "timestamp(" Q ")", "times", in->times, strlen(in->times), err) < 0)
+      return -1;
+    model_prom_join_times(m, Q);
+  }
   m->node_metrics_read = m->pod_metrics_read = in->metrics;
   model_link_metrics(m);
   return 0;
@@ -531,11 +553,25 @@ static void assert_usage_error(usage_input in, const char *policy, const char *e
   sim_run_free(&r);
 }
 
+#define UPSTREAM_SAMPLES "usageSamples: {skipNodesWithoutSamples: false}\n"
+
 static void test_prometheus_errors(void **state) {
   (void)state;
-  const char *p = prom_policy(", evictionLimits: {node: 2}", NULL);
-  assert_usage_error((usage_input){VEC(S("n0", "0.9") "," S("n1", "0.2")), false}, p,
+  /* upstream's rule: one node without a sample fails the plugin */
+  assert_usage_error((usage_input){VEC(S("n0", "0.9") "," S("n1", "0.2")), false},
+                     prom_policy(", evictionLimits: {node: 2}", UPSTREAM_SAMPLES),
                      "error getting node usage: unable to find metric entry for n2");
+  assert_usage_error((usage_input){VEC(S("n0", "0.9") "," S("n1", "0.2") "," S("n2", "NaN")), false},
+                     prom_policy(", evictionLimits: {node: 2}", UPSTREAM_SAMPLES),
+                     "error getting node usage: the collected metrics sample for \\\"n2\\\" has "
+                     "value NaN outside of <0; 1> interval");
+  /* the default: one of three nodes is more than maxMissingFraction 10% */
+  assert_usage_error((usage_input){VEC(S("n0", "0.9") "," S("n1", "0.2")), false},
+                     prom_policy(", evictionLimits: {node: 2}", NULL),
+                     "error getting node usage: 1 of 3 nodes have no usable usage sample, more than "
+                     "maxMissingFraction 0.1 allows (n2: no sample for the node in the query's "
+                     "answer); nothing is evicted");
+  const char *p = prom_policy(", evictionLimits: {node: 2}", NULL);
   assert_usage_error((usage_input){"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
                                    "\"result\":[]}}",
                                    false},
@@ -574,14 +610,16 @@ static const char *metrics_cluster(bool pod_metrics_for_a1) {
   return cluster_end();
 }
 
-static const char *metrics_policy(const char *source) {
+static const char *metrics_policy_top(const char *source, const char *top) {
   static char args[512];
   snprintf(args, sizeof args,
            "{thresholds: {cpu: 20, memory: 20, pods: 20}, targetThresholds: {cpu: 70, memory: "
            "80, pods: 50}, metricsUtilization: %s}",
            source);
-  return plugin_policy(.plugin = "LowNodeUtilization", .point = "balance", .args = args);
+  return plugin_policy(.plugin = "LowNodeUtilization", .point = "balance", .args = args, .top = top);
 }
+
+static const char *metrics_policy(const char *source) { return metrics_policy_top(source, NULL); }
 
 static void test_metrics_api_classifies_and_accounts(void **state) {
   (void)state;
@@ -622,14 +660,113 @@ static void test_metrics_api_pod_without_metrics(void **state) {
   sim_run_free(&r);
 }
 
+/* usageSamples (the default): a node whose sample is missing, NaN or older than maxSampleAge
+ * is left out of the classification, neither source nor destination, and the rest of the
+ * cluster is balanced; more than maxMissingFraction of them stop the plugin. */
+static void test_untrusted_samples_leave_nodes_out(void **state) {
+  (void)state;
+  /* n0 hot, n1..n10 cold; n1 is the one left out */
+#define COLD                                                                                       \
+  S("n2", "0.1") "," S("n3", "0.1") "," S("n4", "0.1") "," S("n5", "0.1") "," S("n6", "0.1") ","   \
+      S("n7", "0.1") "," S("n8", "0.1") "," S("n9", "0.1") "," S("n10", "0.1")
+  struct {
+    const char *n1, *why;
+  } cases[] = {
+      {NULL, "no sample for the node in the query's answer"},
+      {S("n1", "NaN") ",", "the sample is NaN"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    char body[4096];
+    snprintf(body, sizeof body, VEC("%s%s,%s"), cases[i].n1 ? cases[i].n1 : "", S("n0", "0.9"), COLD);
+    sim_run r;
+    run_usage(&r, prom_policy("", NULL), nodes_cluster(11, 3), (usage_input){body, false}, false);
+    assert_evictions(&r, "ns/p0-0");
+    assert_int_equal(sim_log_count(&r, "\"Nodes left out of this cycle: their usage samples cannot be "
+                                       "trusted\" plugin=\"LowNodeUtilization\" ExtensionPoint=\"Balance\" "
+                                       "leftOut=1 nodes=11 first=\"n1\""),
+                     1);
+    char line[256];
+    snprintf(line, sizeof line, "node=\"n1\" reason=\"%s\"", cases[i].why);
+    assert_int_equal(sim_log_count(&r, line), 1);
+    /* neither source nor destination: not classified at all */
+    assert_int_equal(sim_log_count(&r, "category=\"underutilized\" node=\"n1\""), 0);
+    sim_run_free(&r);
+  }
+  /* stale: n1's sample is 300 s old at the answer's time, maxSampleAge 2m; n2's 60 s is fine */
+  const char *times = VEC("{\"metric\":{\"instance\":\"n0\"},\"value\":[1764000000.5,\"1764000000\"]},"
+                          "{\"metric\":{\"instance\":\"n1\"},\"value\":[1764000000.5,\"1763999700\"]},"
+                          "{\"metric\":{\"instance\":\"n2\"},\"value\":[1764000000.5,\"1763999940\"]}");
+  sim_run r;
+  run_usage(&r, prom_policy("", NULL), nodes_cluster(11, 3),
+            (usage_input){VEC(S("n0", "0.9") "," S("n1", "0.1") "," COLD), false, times}, false);
+  assert_evictions(&r, "ns/p0-0");
+  assert_int_equal(sim_log_count(&r, "node=\"n1\" reason=\"the sample is 300s old, older than "
+                                     "maxSampleAge 2m0s\""),
+                   1);
+  assert_int_equal(sim_log_count(&r, "leftOut=1 nodes=11"), 1);
+  sim_run_free(&r);
+  /* maxSampleAge "0": ages are not checked, n1 takes part */
+  run_usage(&r, prom_policy("", "usageSamples: {maxSampleAge: \"0\"}\n"), nodes_cluster(11, 3),
+            (usage_input){VEC(S("n0", "0.9") "," S("n1", "0.1") "," COLD), false, times}, false);
+  assert_int_equal(sim_log_count(&r, "leftOut="), 0);
+  assert_int_equal(sim_log_count(&r, "category=\"underutilized\" node=\"n1\""), 1);
+  sim_run_free(&r);
+  /* two of eleven is more than 10%; maxMissingFraction 0.2 lets it through */
+  char body[4096];
+  snprintf(body, sizeof body, VEC("%s,%s"), S("n0", "0.9"), COLD);
+  run_usage(&r, prom_policy("", NULL), nodes_cluster(12, 3), (usage_input){body, false}, false);
+  assert_int_equal(r.res.nevictions, 0);
+  assert_int_equal(sim_log_count(&r, "2 of 12 nodes have no usable usage sample, more than "
+                                     "maxMissingFraction 0.1 allows (n1: no sample for the node in "
+                                     "the query's answer); nothing is evicted"),
+                   1);
+  sim_run_free(&r);
+  run_usage(&r, prom_policy("", "usageSamples: {maxMissingFraction: 0.2}\n"), nodes_cluster(12, 3),
+            (usage_input){body, false}, false);
+  assert_evictions(&r, "ns/p0-0");
+  assert_int_equal(sim_log_count(&r, "leftOut=2 nodes=12"), 1);
+  sim_run_free(&r);
+}
+
+/* usageSamples is decoded strictly: it is this project's field. */
+static void test_usage_samples_policy_errors(void **state) {
+  (void)state;
+  struct {
+    const char *top, *expect;
+  } cases[] = {
+      {"usageSamples: {maxSampleAge: soon}\n",
+       "usageSamples.maxSampleAge: expected a non-negative duration such as \"2m\" (\"0\": ages not "
+       "checked), got \"soon\""},
+      {"usageSamples: {maxMissingFraction: 1.5}\n",
+       "usageSamples.maxMissingFraction: expected a number from 0 to 1, got 1.5"},
+      {"usageSamples: {skipNodesWithoutSamples: maybe}\n",
+       "usageSamples.skipNodesWithoutSamples: expected true or false, got \"maybe\""},
+      {"usageSamples: {maxSampleAges: 2m}\n",
+       "usageSamples.maxSampleAges: unknown field (expected skipNodesWithoutSamples, maxSampleAge "
+       "or maxMissingFraction)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    dserr err;
+    policy *p = policy_load_string("p.yaml", prom_policy("", cases[i].top), plugin_lookup, NULL, &err);
+    assert_null(p);
+    if (!strstr(err.msg, cases[i].expect))
+      fail_msg("case %zu:\n  %s\nlacks\n  %s", i, err.msg, cases[i].expect);
+  }
+}
+
 static void test_metrics_api_errors(void **state) {
   (void)state;
   assert_usage_error((usage_input){NULL, false}, metrics_policy("{source: KubernetesMetrics}"),
                      "error initializing usage client: metrics client not initialized");
-  /* nodes_cluster has no NodeMetrics */
-  assert_usage_error((usage_input){NULL, true}, metrics_policy("{source: KubernetesMetrics}"),
+  /* nodes_cluster has no NodeMetrics: upstream's rule, then the default's */
+  assert_usage_error((usage_input){NULL, true},
+                     metrics_policy_top("{source: KubernetesMetrics}", UPSTREAM_SAMPLES),
                      "error getting node usage: unable to find node \\\"n0\\\" in the collected "
                      "metrics");
+  assert_usage_error((usage_input){NULL, true}, metrics_policy("{source: KubernetesMetrics}"),
+                     "error getting node usage: 3 of 3 nodes have no usable usage sample, more "
+                     "than maxMissingFraction 0.1 allows (n0: no NodeMetrics for the node); nothing "
+                     "is evicted");
   assert_usage_error((usage_input){NULL, false}, metrics_policy("{}"),
                      "error initializing usage client: metrics source is empty");
   assert_usage_error((usage_input){NULL, false}, metrics_policy("{source: Graphite}"),
@@ -661,6 +798,8 @@ int main(void) {
       cmocka_unit_test(test_result_types),
       cmocka_unit_test(test_missing_instance),
       cmocka_unit_test(test_value_outside_0_1),
+      cmocka_unit_test(test_untrusted_samples_leave_nodes_out),
+      cmocka_unit_test(test_usage_samples_policy_errors),
       cmocka_unit_test(test_first_failing_sample_decides),
       cmocka_unit_test(test_malformed_responses),
       cmocka_unit_test(test_go_float_formatting),
