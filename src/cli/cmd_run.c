@@ -291,7 +291,10 @@ static int kd_refresh(runner *r, model *m) {
     }
   }
   if (changed < 0 || (changed == 1 && !np)) {
-    /* refused once per message; the last good rendering's policy and settings stay */
+    /* refused once per message; the last good rendering's policy and settings stay (a
+     * rendering whose policy did not load is tried again at the next cycle) */
+    if (changed == 1)
+      kdsrc_forget(r->kd);
     if (!r->kd_rejected || strcmp(r->kd_rejected, err.msg) != 0) {
       LOGE(NULL, "The KubeDescheduler's new rendering is refused; the last good policy keeps running",
            err.msg, LSTR("kubedescheduler", kdsrc_name(r->kd)));

@@ -243,6 +243,11 @@ fail:
   return -1;
 }
 
+void kdsrc_forget(kdsrc *s) {
+  free(s->key);
+  s->key = NULL;
+}
+
 void kdsrc_log_warnings(const kdsrc *s, bool soft_tainter) {
   for (size_t i = 0; i < s->res.nwarnings; i++)
     if (!soft_tainter || s->res.warnings[i] != s->res.soft_tainter_note)

@@ -44,6 +44,9 @@ void kdsrc_free(kdsrc *s);
 #define KDSRC_NOT_FOUND (-3)
 int kdsrc_render(kdsrc *s, const model *m, kube_client *c, const char *route_error, dserr *err);
 
+/* Forgets the last rendering's identity, so that the next kdsrc_render returns 1 (a rendering
+ * whose policy was refused is tried again, not taken as the one in force). */
+void kdsrc_forget(kdsrc *s);
 /* The last successful rendering (valid until the next kdsrc_render that returns 1). */
 const kd_result *kdsrc_result(const kdsrc *s);
 /* The last rendering's policy as YAML. Borrowed. */
