@@ -124,6 +124,21 @@ resumed=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -gt "$resumed" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not go on"
 
+# a rendering whose policy does not load (a priority class that is not there): refused once,
+# cycle after cycle, the last good policy running; then fixed
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
+  -p '{"spec":{"profileCustomizations":{"thresholdPriorityClassName":"no-such-class"}}}' >/dev/null || fail "patch the priority class"
+noclass='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running"'
+wait_for 2 "$noclass"
+before=$(cycles)
+for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
+checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the policy did not load"
+expect_err_count 2 "$noclass"
+expect_err 'no-such-class'
+kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type json \
+  -p '[{"op":"remove","path":"/spec/profileCustomizations/thresholdPriorityClassName"}]' >/dev/null || fail "remove the priority class"
+wait_for 2 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\""
+
 # gone: nothing is evicted until it is back
 kc delete kubedescheduler cluster -n openshift-kube-descheduler-operator >/dev/null || fail "delete the KubeDescheduler"
 wait_for 1 '"The KubeDescheduler is not there; nothing is evicted until it is"'
