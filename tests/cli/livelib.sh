@@ -74,3 +74,16 @@ json_eval() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print
 
 # runs the descheduler against the simulator; output in $TMP/out, $TMP/err, status in $status
 run_live() { run --kubeconfig "$SIM_KC" --secure-port 0 "$@"; }
+
+# wait_lines N TEXT: until $TMP/err (a descheduler started in the background, its pid in $pid)
+# has at least N lines with TEXT; fails when it exits first or after 20 s
+wait_lines() {
+  for _ in $(seq 1 200); do
+    [ "$(grep -cF -- "$2" "$TMP/err")" -ge "$1" ] && return 0
+    kill -0 "$pid" 2>/dev/null || fail "the descheduler exited"
+    sleep 0.1
+  done
+  fail "waited for $1 lines with: $2"
+}
+# cycles: the cycles that background descheduler has finished
+cycles() { grep -c '"Number of evictions/requests"' "$TMP/err"; }

@@ -58,15 +58,6 @@ POD_NAMESPACE=vms POD_NAME=descheduler-7f9c-x2p4q "$DESCHEDULER" --kubeconfig "$
   --policy-config-file "$cm/policy.yaml" --descheduling-interval 1s --feature-gates EvictionsInBackground=true \
   --v 3 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-wait_for() { # N TEXT: until stderr has at least N lines with TEXT (20 s at most)
-  for _ in $(seq 1 200); do
-    [ "$(grep -cF -- "$2" "$TMP/err")" -ge "$1" ] && return 0
-    kill -0 "$pid" 2>/dev/null || fail "the descheduler exited"
-    sleep 0.1
-  done
-  fail "waited for $1 lines with: $2"
-}
-cycles() { grep -c '"Number of evictions/requests"' "$TMP/err"; }
 metric() { curl -sk "https://127.0.0.1:$port/metrics" | grep -F "descheduler_policy_reloads_total{result=\"$1\"}" | awk '{print $2}'; }
 events() { # REASON: the Events of that reason about the descheduler's pod, as "type note" lines
   kc get events.events.k8s.io -n vms -o json >"$TMP/events.json" || fail "list the Events"
@@ -74,13 +65,13 @@ events() { # REASON: the Events of that reason about the descheduler's pod, as "
 }
 changed='"The policy file changed; the new policy is used from this cycle"'
 
-wait_for 2 '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
+wait_lines 2 '"Number of evictions/requests" totalEvicted=0 evictionRequests=0'
 expect_err_count 0 "$changed"
 
 # --- the VM rebalance: used from the next cycle
 put "$EXAMPLE/policy.yaml"
-wait_for 1 "$changed file=\"$cm/policy.yaml\""
-wait_for 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
+wait_lines 1 "$changed file=\"$cm/policy.yaml\""
+wait_lines 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
 checks=$((checks + 1)); [ "$(metric loaded)" = 1 ] || fail "descheduler_policy_reloads_total{result=\"loaded\"} is not 1"
 for _ in $(seq 1 50); do [ -n "$(events PolicyLoaded)" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(events PolicyLoaded)" = "Normal the policy file $cm/policy.yaml changed; its new policy is used from this cycle" ] ||
@@ -95,7 +86,7 @@ expect_err_count 1 "$changed"
 # --- invalid: refused once, the last good policy keeps running
 put "$TMP/bad.yaml"
 refused='"The changed policy is refused; the last good policy keeps running"'
-wait_for 1 "$refused"
+wait_lines 1 "$refused"
 before=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped after the refused policy"
@@ -112,7 +103,7 @@ checks=$((checks + 1)); [ "$(grep -c '"Number of overutilized nodes"' "$TMP/err"
 
 # --- fixed: loaded again
 put "$TMP/quiet.yaml"
-wait_for 2 "$changed"
+wait_lines 2 "$changed"
 checks=$((checks + 1)); [ "$(metric loaded)" = 2 ] || fail "descheduler_policy_reloads_total{result=\"loaded\"} is not 2"
 
 kill -TERM "$pid"

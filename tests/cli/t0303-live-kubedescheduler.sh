@@ -80,22 +80,13 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 "$DESCHEDULER" --kubeconfig "$SIM_KC" --secure-port "$port" --kubedescheduler-ref "$REF" --v 3 \
   --client-connection-qps 100 --client-connection-burst 100 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-wait_for() { # N TEXT: until stderr has at least N lines with TEXT (20 s at most)
-  for _ in $(seq 1 200); do
-    [ "$(grep -cF -- "$2" "$TMP/err")" -ge "$1" ] && return 0
-    kill -0 "$pid" 2>/dev/null || fail "the descheduler exited"
-    sleep 0.1
-  done
-  fail "waited for $1 lines with: $2"
-}
-cycles() { grep -c '"Number of evictions/requests"' "$TMP/err"; }
-wait_for 2 '"Evicted pod in dry run mode" pod="vms/virt-launcher-vm-alpha-4f551"'
+wait_lines 2 '"Evicted pod in dry run mode" pod="vms/virt-launcher-vm-alpha-4f551"'
 checks=$((checks + 1)); [ "$(vmims)" = 0 ] || fail "Predictive requested migrations"
 
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"mode":"Automatic"}}' >/dev/null || fail "patch mode"
-wait_for 1 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\" kubedescheduler=\"kubedescheduler $REF\" dryRun=false"
-wait_for 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
+wait_lines 1 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\" kubedescheduler=\"kubedescheduler $REF\" dryRun=false"
+wait_lines 1 '"Eviction in background assumed" pod="vms/virt-launcher-vm-alpha-4f551"'
 checks=$((checks + 1)); [ "$(vmims)" -ge 1 ] || fail "Automatic requested no migration"
 
 # invalid: refused once with the operator's message, an Event on the CR and a metric; the last
@@ -103,7 +94,7 @@ checks=$((checks + 1)); [ "$(vmims)" -ge 1 ] || fail "Automatic requested no mig
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage","LifecycleAndUtilization"]}}' >/dev/null || fail "patch profiles"
 refused='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running" err="kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"'
-wait_for 1 "$refused"
+wait_lines 1 "$refused"
 before=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the KubeDescheduler was invalid"
@@ -119,7 +110,7 @@ checks=$((checks + 1))
 # fixed: the same rendering as the last good one comes back
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage"]}}' >/dev/null || fail "patch profiles back"
-wait_for 1 '"The KubeDescheduler can be rendered again; its policy is used from this cycle"'
+wait_lines 1 '"The KubeDescheduler can be rendered again; its policy is used from this cycle"'
 resumed=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -gt "$resumed" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not go on"
@@ -129,7 +120,7 @@ checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not g
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profileCustomizations":{"thresholdPriorityClassName":"no-such-class"}}}' >/dev/null || fail "patch the priority class"
 noclass='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running"'
-wait_for 2 "$noclass"
+wait_lines 2 "$noclass"
 before=$(cycles)
 for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
 checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the policy did not load"
@@ -137,11 +128,11 @@ expect_err_count 2 "$noclass"
 expect_err 'no-such-class'
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type json \
   -p '[{"op":"remove","path":"/spec/profileCustomizations/thresholdPriorityClassName"}]' >/dev/null || fail "remove the priority class"
-wait_for 2 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\""
+wait_lines 2 "\"The KubeDescheduler's rendering changed; the new policy is used from this cycle\""
 
 # gone: nothing is evicted until it is back
 kc delete kubedescheduler cluster -n openshift-kube-descheduler-operator >/dev/null || fail "delete the KubeDescheduler"
-wait_for 1 '"The KubeDescheduler is not there; nothing is evicted until it is"'
+wait_lines 1 '"The KubeDescheduler is not there; nothing is evicted until it is"'
 gone=$(cycles)
 sleep 2.5
 checks=$((checks + 1)); [ "$(cycles)" -le "$((gone + 1))" ] || fail "cycles ran while the KubeDescheduler was gone"

@@ -154,20 +154,27 @@ def watches_recorded(ctx):
     ctx.sim.wait_for(done, timeout=20, what="the loop's watches in the request log")
 
 
+def run_cycles(ctx, label, cycles, argv=None):
+    """A loop in the background for `cycles` cycles, stopped; its requests recorded (the watches
+    included) and its log returned, exit 0 asserted."""
+    ctx.recorder.start()
+    p = ctx.background(label, argv)
+    p.wait_log('"Number of evictions/requests"', count=cycles)
+    code = p.stop()
+    watches_recorded(ctx)
+    ctx.recorder.stop()
+    log = p.log()
+    ctx.test.assertEqual(code, 0, log[-3000:])
+    return log
+
+
 def loop_cycles(ctx):
     """The Deployment's loop without leader election, several cycles; a node tainted NoSchedule
     makes the default-safe policy evict one `api` pod (201) and meet the `web` PDB (429)."""
     ctx.sim.request("PATCH", "/api/v1/nodes/worker-2",
                     {"spec": {"taints": [{"key": "maintenance", "value": "x", "effect": "NoSchedule"}]}},
                     content_type="application/merge-patch+json")
-    ctx.recorder.start()
-    p = ctx.background("loop")
-    p.wait_log('"Number of evictions/requests"', count=3)
-    code = p.stop()
-    watches_recorded(ctx)
-    ctx.recorder.stop()
-    log = p.log()
-    ctx.test.assertEqual(code, 0, log[-3000:])
+    log = run_cycles(ctx, "loop", 3)
     ctx.test.assertIn('"Evicted pod" pod="shop/api-', log)
     ctx.test.assertIn('plugin="RemovePodsViolatingNodeTaints"', log)
 
@@ -316,14 +323,8 @@ def kubedescheduler_cycles(ctx):
     ctx.sim.kubectl("apply", "-f", write(ctx, "kubedescheduler.yaml", cr))
     ctx.sim.kubectl("label", "node", "worker-2", "disk=ssd")
     ctx.sim.kubectl("apply", "-f", write(ctx, "pod.yaml", PINNED_POD))
-    ctx.recorder.start()
-    p = ctx.background("kubedescheduler", dl.set_flags(ctx.argv, values={"--prometheus-url": prom.url, "--psi": "present"}))
-    p.wait_log('"Number of evictions/requests"', count=2)
-    code = p.stop()
-    watches_recorded(ctx)
-    ctx.recorder.stop()
-    log = p.log()
-    ctx.test.assertEqual(code, 0, log[-3000:])
+    log = run_cycles(ctx, "kubedescheduler", 2,
+                     dl.set_flags(ctx.argv, values={"--prometheus-url": prom.url, "--psi": "present"}))
     ctx.test.assertIn('"Using the policy rendered from the KubeDescheduler"', log)
     ctx.test.assertIn('"Evicted pod" pod="vms/wants-ssd"', log)
     ctx.test.assertIn('"Number of evictions/requests" totalEvicted=1 evictionRequests=2', log)
