@@ -13,10 +13,19 @@ The descheduler runs against the API simulator (tests/apisim) serving a generate
     a ConfigMap volume (a new directory, the ..data link swapped), alternating two valid
     policies with the same limits; every third reload is an invalid policy first, which must
     be refused while the last good one keeps running, followed by a valid one.
-After every cycle it records the process's resident memory, open file descriptors and threads
-(/proc) and the watch cache's bytes (the "Cycle timings" line's model=). It fails when
+  - every --fault-every seconds (180) one more fault, in turn: a watch cut mid-stream, a watch
+    ended by 410 Gone (its kind listed again), the list after it failing once;
+The watch cache runs with --watch-cache-compact-bytes (--compact, 1 MiB here rather than the
+default 16 MiB), so that its compaction, which bounds what its objects share, happens within
+the run. After every cycle it records the process's resident memory, open file descriptors
+and threads (/proc) and the watch cache's bytes (the "Cycle timings" line: model= in all,
+shared= of it what objects share). It fails when
   - a figure grows by more than 5% from minutes 10-15 (the median there; --baseline, --window)
-    to the last 5 minutes (the median there), fds and threads rounded up to a whole one;
+    to the last 5 minutes (the median there), fds and threads rounded up to a whole one: the
+    cache's objects (model minus shared: they follow the cluster), and the resident memory
+    less what the cache's objects share (which grows by design until a compaction);
+  - what the cache's objects share ever exceeds its value after the first list plus the
+    compaction threshold and a margin of one cycle's growth (compaction did not bound it);
   - a cycle's evictions plus requests in flight exceed the policy's maxNoOfPodsToEvictTotal;
   - an eviction or a request is logged in a cycle whose view of the cluster was incomplete (a
     read that failed, a watch cache not synced);
@@ -74,6 +83,14 @@ FAULTS = [
     {"verb": "watch", "watchExpire": 25, "fraction": 0.01, "seed": 4},
     {"method": "POST", "path": "/eviction$", "status": 500, "fraction": 0.02, "seed": 5},
     {"method": "POST", "path": "/eviction$", "latency": 0.5, "fraction": 0.02, "seed": 6},
+]
+# one of these, in turn, every --fault-every seconds (a watch is opened seldom, so a fraction
+# of watch requests would almost never fire)
+TIMED_FAULTS = [
+    {"verb": "watch", "path": "^/api/v1/pods$", "watchCut": 5, "count": 1},
+    {"verb": "watch", "path": "^/api/v1/nodes$", "watchExpire": 3, "count": 1},
+    {"verb": "watch", "path": "^/api/v1/pods$", "watchExpire": 2, "count": 1},
+    {"verb": "list", "path": "^/api/v1/pods$", "status": 500, "count": 1},
 ]
 COUNTS = re.compile(r'"Number of evictions/requests" totalEvicted=(\d+) evictionRequests=(\d+)')
 INCOMPLETE = ('"Failed to read the cluster state; nothing is evicted this cycle"',)
@@ -146,6 +163,8 @@ def main():
     ap.add_argument("--interval", type=float, default=2.0)
     ap.add_argument("--churn", type=float, default=0.01)
     ap.add_argument("--reload-every", type=duration, default=duration("10m"))
+    ap.add_argument("--fault-every", type=duration, default=duration("3m"))
+    ap.add_argument("--compact", type=int, default=1 << 20, help="--watch-cache-compact-bytes")
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--pods", type=int, default=6000)
     ap.add_argument("--vms", type=int, default=600)
@@ -175,7 +194,8 @@ def main():
     log_path = os.path.join(work, "descheduler.log")
     argv = [a.binary, "--kubeconfig", sim.kubeconfig, "--policy-config-file", path, "--descheduling-interval",
             "%gs" % a.interval, "--feature-gates", "EvictionsInBackground=true", "--secure-port", "0",
-            "--client-connection-qps", "1000", "--client-connection-burst", "1000", "--v", "3"]
+            "--client-connection-qps", "1000", "--client-connection-burst", "1000", "--v", "3",
+            "--watch-cache-compact-bytes", str(a.compact)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines = queue.Queue()
 
@@ -189,10 +209,13 @@ def main():
     threading.Thread(target=drain, daemon=True).start()
     start = time.monotonic()
     samples, problems = [], []
-    counts = {"cycles": 0, "incompleteCycles": 0, "evicted": 0, "churned": 0, "reloads": 0,
+    counts = {"cycles": 0, "incompleteCycles": 0, "evicted": 0, "churned": 0, "reloads": 0, "compactions": 0,
+              "timedFaults": 0, "maxSharedMB": 0.0,
               "reloadsSeen": 0, "invalidPolicies": 0, "refusals": 0, "maxInCycle": 0}
     acted = None  # the last eviction or request line of the cycle so far
     next_reload = start + a.reload_every
+    next_fault = start + a.fault_every
+    shared_base = None
     reload_no = 0
     pending_valid = None
     last_minute = -1
@@ -220,6 +243,8 @@ def main():
                 counts["reloadsSeen"] += 1
             if '"The changed policy is refused; the last good policy keeps running"' in line:
                 counts["refusals"] += 1
+            if '"Compacted the watch cache"' in line:
+                counts["compactions"] += 1
             m = COUNTS.search(line)
             if m:
                 evicted, requests = int(m.group(1)), int(m.group(2))
@@ -236,19 +261,30 @@ def main():
             acted = None
             now = time.monotonic()
             st = bench.proc_status(proc.pid)
+            shared = t.get("shared", 0) / 1048576.0
             s = {"t": now, "rss": st.get("VmRSS", 0) / 1024.0, "fds": proc_fds(proc.pid),
-                 "threads": proc_threads(proc.pid), "cacheMB": t.get("model", 0) / 1048576.0}
+                 "threads": proc_threads(proc.pid), "cacheMB": t.get("model", 0) / 1048576.0,
+                 "sharedMB": shared, "objectsMB": t.get("model", 0) / 1048576.0 - shared}
+            s["rssLessShared"] = s["rss"] - shared
+            if shared_base is None and shared > 0:
+                shared_base = shared
+            counts["maxSharedMB"] = max(counts["maxSharedMB"], shared)
             samples.append(s)
             minute = int((now - start) // 60)
             if minute != last_minute:
                 last_minute = minute
                 minutes.append({"minute": minute, "rssMB": round(s["rss"], 2), "fds": s["fds"],
                                 "threads": s["threads"], "watchCacheMB": round(s["cacheMB"], 3),
-                                "cycles": counts["cycles"]})
-                print("soak: %3d min  rss %.1f MB  fds %d  threads %d  cache %.2f MB  cycles %d  problems %d"
-                      % (minute, s["rss"], s["fds"], s["threads"], s["cacheMB"], counts["cycles"], len(problems)),
-                      flush=True)
+                                "sharedMB": round(shared, 3), "cycles": counts["cycles"]})
+                print("soak: %3d min  rss %.1f MB  fds %d  threads %d  cache %.2f MB (shared %.2f)  cycles %d  "
+                      "compactions %d  problems %d"
+                      % (minute, s["rss"], s["fds"], s["threads"], s["cacheMB"], shared, counts["cycles"],
+                         counts["compactions"], len(problems)), flush=True)
             counts["churned"] += sim.call("POST", "churn", {"fraction": a.churn})["changed"]
+            if now >= next_fault:
+                sim.call("POST", "faults", TIMED_FAULTS[counts["timedFaults"] % len(TIMED_FAULTS)])
+                counts["timedFaults"] += 1
+                next_fault += a.fault_every
             if pending_valid is not None and now >= pending_valid[0]:
                 vol.put(pending_valid[1])
                 counts["reloads"] += 1
@@ -283,7 +319,15 @@ def main():
         problems.append("exit status %d after SIGTERM" % code)
     span = samples[-1]["t"] - start if samples else 0
     growth = {}
-    for key, whole in (("rss", False), ("fds", True), ("threads", True), ("cacheMB", False)):
+    # what the cache's objects share is bounded by the compaction threshold (one cycle's growth
+    # of margin: a compaction happens between cycles)
+    if shared_base is not None:
+        bound = shared_base + a.compact / 1048576.0 + 0.25
+        if counts["maxSharedMB"] > bound:
+            problems.append("the watch cache's shared bytes reached %.2f MB, above %.2f MB (first list %.2f MB + "
+                            "compaction threshold %.2f MB + 0.25)" % (counts["maxSharedMB"], bound, shared_base,
+                                                                      a.compact / 1048576.0))
+    for key, whole in (("rssLessShared", False), ("fds", True), ("threads", True), ("objectsMB", False)):
         growth[key] = growth_check(samples, key, start, a.baseline, span, a.window, whole)
         if not growth[key]["ok"]:
             problems.append("%s grew beyond 5%%: %s" % (key, growth[key]))
@@ -293,7 +337,9 @@ def main():
               "machine": "%s, %d cores" % (platform.node(), os.cpu_count() or 0),
               "settings": {"duration": a.duration, "interval": a.interval, "churn": a.churn,
                            "reloadEvery": a.reload_every, "nodes": a.nodes, "pods": a.pods, "vms": a.vms,
-                           "faults": FAULTS, "limit": LIMIT, "stand-in": "tests/apisim (the API simulator)"},
+                           "faults": FAULTS, "timedFaults": TIMED_FAULTS, "faultEvery": a.fault_every,
+                           "compactBytes": a.compact, "limit": LIMIT,
+                           "stand-in": "tests/apisim (the API simulator)"},
               "counts": counts, "requests": {"total": c.get("total"), "byVerb": c.get("byVerb")}, "faultsFired": fired,
               "growth": growth, "minutes": minutes}
     with open(os.path.join(a.out, "soak.json"), "w") as f:
