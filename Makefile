@@ -13,7 +13,7 @@
 #   make lab-compare  each of SCENARIOS (default: all five) with ours and with upstream's
 #                   descheduler; writes tests/lab/out/compare.json and prints the table
 #   make lab-faults  control-plane faults in the cluster lab (kube-apiserver, etcd, virt-controller,
-#                   virt-api, a node going NotReady; about ten minutes, so not in make test);
+#                   virt-api, a node going NotReady; about five minutes, so not in make test);
 #                   fails when the section "Control-plane faults (cluster lab)" of
 #                   docs/fault-matrix.md differs from the run; WRITE=1 rewrites it
 #   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
