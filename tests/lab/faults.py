@@ -766,8 +766,11 @@ def requests_cell(fault, r):
                 "picked, each refused once), %s; no retry within a cycle: %s"
                 % (carried_words, "held" if not r["problems"]["log"] else "**not held**"))
     if name == "etcd":
-        return ("eviction requests while etcd was away: %s (kube-apiserver calls the eviction webhook first; "
-                "virt-api cannot read the VMI and the call times out)" % carried_words)
+        # whether a request sent near the end is carried out once etcd is back depends on timing:
+        # the counts are in the JSON
+        return ("eviction requests while etcd was away wait for the eviction webhook (kube-apiserver calls it "
+                "first; virt-api cannot read the pod and VMI): one fails on the webhook's 10 s timeout, one "
+                "sent near the end may be carried out once etcd is back")
     if name == "virt-controller":
         return ("evictions carried out while it lasted: ≤ %d (KubeVirt's per-node limit; the VMIs stay marked "
                 "for evacuation, no migration is created)" % PER_NODE)
