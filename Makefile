@@ -12,6 +12,10 @@
 #                   or BINARY=PATH; writes tests/lab/out/NAME-ours.{json,html} (docs/lab.md)
 #   make lab-compare  each of SCENARIOS (default: all five) with ours and with upstream's
 #                   descheduler; writes tests/lab/out/compare.json and prints the table
+#   make lab-faults  control-plane faults in the cluster lab (kube-apiserver, etcd, virt-controller,
+#                   virt-api, a node going NotReady; about five minutes, so not in make test);
+#                   fails when the section "Control-plane faults (cluster lab)" of
+#                   docs/fault-matrix.md differs from the run; WRITE=1 rewrites it
 #   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
 #                   (print figures; about 18 minutes, see docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
@@ -19,7 +23,7 @@
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test lab lab-compare test-realapi test-helm release test-release soak bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare lab-faults test-realapi test-helm release test-release soak bench demo-live demo-openshift clean format
 
 all: build
 
@@ -56,6 +60,11 @@ lab-compare: build
 	@tests/lab/build.sh
 	@bench/upstream.sh
 	@python3 tests/lab/compare.py --scenarios "$(SCENARIOS)" $(if $(BINARY),--binary $(BINARY))
+
+lab-faults: build
+	@scripts/deps.sh test
+	@tests/lab/build.sh
+	@python3 tests/lab/faults.py $(if $(BINARY),--binary $(BINARY)) $(if $(WRITE),--write)
 
 test-realapi: build
 	@scripts/deps.sh test

@@ -848,11 +848,18 @@ static evict_status evict_to(plugin_handle *h, pod *p, const node *dest, const c
   }
   if (res == SINK_UNKNOWN) {
     /* the server may have carried the eviction out: count it, so that evicting another pod
-     * instead cannot go past a limit, and leave the pod alone for the rest of the cycle */
+     * instead cannot go past a limit, and leave the pod alone for the rest of the cycle. A
+     * launcher's eviction may have started an evacuation: it counts against KubeVirt's
+     * migration limits too (VMSafety's migrationLimits) */
     if (*p->node_name && p->node)
       cy->per_node[p->node->index]++;
     (*ns_counter(cy, p->ns))++;
     cy->total++;
+    if (p->launcher_label) {
+      if (p->node)
+        cy->evacuations[p->node->index]++;
+      cy->evacuations_total++;
+    }
     p->evicted = true;
     pod_gone(cy, p);
   }

@@ -37,8 +37,9 @@ the server knows:
   account   what the descheduler logged matches what the server did: one "Evicted pod" per
             201 it received, one "Eviction in background assumed" per KubeVirt 429
 
-The table it prints is docs/fault-matrix.md; the run fails when the table differs from the
-committed one (a cell not held, a row added), and --write refreshes the file.
+The table it prints is docs/fault-matrix.md up to the section "Control-plane faults (cluster
+lab)", which is tests/lab/faults.py's and left as it is; the run fails when the table differs
+from the committed one (a cell not held, a row added), and --write refreshes that part.
 
 Usage: tests/faults/fault_matrix.py [--binary build/descheduler] [--write] [--only NAME]
        [--keep DIR]
@@ -62,6 +63,9 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM_PY = os.path.join(ROOT, "tests", "apisim", "apisim.py")
 DOC = os.path.join(ROOT, "docs", "fault-matrix.md")
+# the last section of DOC is tests/lab/faults.py's (real components, make lab-faults): this script
+# neither compares nor rewrites it
+LAB_SECTION = "## Control-plane faults (cluster lab)"
 
 LIMIT_TOTAL, LIMIT_NODE = 3, 2
 CLIENT_TIMEOUT = 2.0     # --client-connection-timeout
@@ -898,7 +902,10 @@ def render(results):
            "listing the cluster every cycle (`--watch-cache=false`) or on the watch cache (Deployment mode's default:",
            "list once, then watch; `src/kube/watch.h`).",
            "All runs use `--client-connection-timeout %gs` and `--list-page-size %d`, so the pods take several pages." %
-           (CLIENT_TIMEOUT, PAGE), "",
+           (CLIENT_TIMEOUT, PAGE),
+           "The last section, \"Control-plane faults (cluster lab)\", is about real components failing (kube-apiserver,",
+           "etcd, KubeVirt's virt-controller and virt-api, a node's kubelet) in the cluster lab:",
+           "`tests/lab/faults.py` (`make lab-faults`) writes and checks it; this script leaves it as it is.", "",
            "| fault | one-shot (`--descheduling-interval 0`) | loop, listing every cycle (`--watch-cache=false`) "
            "| loop on the watch cache |",
            "|---|---|---|---|"]
@@ -1007,16 +1014,18 @@ def main():
     table = render(results)
     if a.only:
         return 1 if failed_any else 0
-    if a.write:
-        with open(DOC, "w") as f:
-            f.write(table)
-        print("wrote %s" % DOC)
-        return 1 if failed_any else 0
     try:
         with open(DOC) as f:
-            committed = f.read()
+            committed, sep, lab_part = f.read().partition(LAB_SECTION)
     except OSError:
-        committed = ""
+        committed, sep, lab_part = "", "", ""
+    if sep:   # a blank line between this script's part and the lab's section
+        committed = committed[:-1] if committed.endswith("\n\n") else committed
+    if a.write:
+        with open(DOC, "w") as f:
+            f.write(table + ("\n" + sep + lab_part if sep else ""))
+        print("wrote %s" % DOC)
+        return 1 if failed_any else 0
     if committed != table:
         sys.stdout.writelines(difflib.unified_diff(committed.splitlines(True), table.splitlines(True),
                                                    "docs/fault-matrix.md (committed)", "this run"))

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -323,6 +324,9 @@ class _LabCluster(Cluster):
             p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                  start_new_session=True, preexec_fn=_child_setup, env=full_env)
         self.procs.append((name, p))
+        # how it was started, so that Lab.start_component can start it again the same way
+        self.argvs = getattr(self, "argvs", {})
+        self.argvs[name] = (list(argv), env)
         return p
 
     def stop(self):
@@ -734,10 +738,10 @@ class Lab:
 
     # -- waiting ---------------------------------------------------------------------------
 
-    def _wait_https(self, name, port, path, deadline):
+    def _wait_https(self, name, port, path, deadline, check=None):
         ctx = ssl.create_default_context(cafile=self.pki["ca.crt"])
         while time.time() < deadline:
-            self._check_alive()
+            (check or self._check_alive)()
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
                     with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
@@ -749,10 +753,10 @@ class Lab:
             time.sleep(0.2)
         raise RuntimeError("%s did not answer on port %d%s" % (name, port, self._tail(name)))
 
-    def _wait_leader(self, deadline):
+    def _wait_leader(self, deadline, check=None):
         ctx = ssl.create_default_context(cafile=self.pki["ca.crt"])
         while time.time() < deadline:
-            self._check_alive()
+            (check or self._check_alive)()
             try:
                 c = http.client.HTTPSConnection("127.0.0.1", self.virt_controller_port, context=ctx, timeout=2)
                 c.request("GET", "/leader")
@@ -835,6 +839,70 @@ class Lab:
         return {"components": comps, "nodes": list(self.nodes),
                 "handler": dict(self.handler.stats) if self.handler else {},
                 "kubeconfig": self.kubeconfig, "dir": self.dir, "timings": dict(self.timings)}
+
+    # -- control-plane faults (tests/lab/faults.py) ---------------------------------------
+
+    RESTARTABLE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+                   "virt-api", "virt-controller")
+
+    def stop_component(self, name, sig=signal.SIGTERM, timeout=15):
+        """Stops one component's process group (SIGKILL: killed at once, as a crash or an OOM
+        kill would) and takes it out of the health check until start_component; returns its
+        exit status."""
+        if name not in self.RESTARTABLE:
+            raise ValueError("%s cannot be stopped and started again (one of %s)" % (name, ", ".join(self.RESTARTABLE)))
+        procs = [(n, p) for n, p in self.cluster.procs if n == name]
+        if not procs:
+            raise RuntimeError("%s is not running" % name)
+        self.cluster.procs = [(n, p) for n, p in self.cluster.procs if n != name]
+        _, p = procs[-1]
+        _signal_group(p, sig)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _signal_group(p, signal.SIGKILL)
+            p.wait(5)
+        self.components[name]["alive"] = False
+        return p.returncode
+
+    def start_component(self, name, timeout=120):
+        """Starts a component stopped by stop_component again: the same command line (same
+        ports, data directory, certificates, tokens), its log appended to; returns once it
+        answers (etcd: healthy; kube-apiserver: /readyz; virt-api: HTTPS; virt-controller: it
+        leads again, which waits for its old Lease to expire unless it was released)."""
+        argv, env = self.cluster.argvs[name]
+        deadline = time.time() + timeout
+        proc = self._spawn(name, argv, env)
+        self.components[name].pop("alive", None)
+
+        def check():   # only this one: another may be down on purpose, or being restarted
+            if proc.poll() is not None:
+                raise RuntimeError("%s exited with status %s%s" % (name, proc.returncode, self._tail(name)))
+        if name == "etcd":
+            while time.time() < deadline:
+                check()
+                try:
+                    with urllib.request.urlopen(self.cluster.etcd_url + "/health", timeout=1) as r:
+                        if json.loads(r.read()).get("health") == "true":
+                            return
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.1)
+            raise RuntimeError("etcd was not healthy again in %d s%s" % (timeout, self._tail("etcd")))
+        if name == "kube-apiserver":
+            while time.time() < deadline:
+                check()
+                try:
+                    if self.client.request("GET", "/readyz", raw=True) == b"ok":
+                        return
+                except (ApiError, OSError):
+                    pass
+                time.sleep(0.1)
+            raise RuntimeError("kube-apiserver was not ready again in %d s%s" % (timeout, self._tail(name)))
+        if name == "virt-api":
+            self._wait_https(name, self.virt_api_port, "/", deadline, check)
+        elif name == "virt-controller":
+            self._wait_leader(deadline, check)
 
     def kubeconfig_for(self, component):
         """The kubeconfig a component runs with (its own identity); "descheduler" is the one

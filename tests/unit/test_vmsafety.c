@@ -9,6 +9,7 @@
 #include "support/support.h"
 
 #include "../../src/kubevirt/vm.h"
+#include "../../src/obs/log.h"
 #include "../../src/util/strbuf.h"
 #include "../../src/apimachinery/timeutil.h"
 
@@ -265,6 +266,67 @@ static void test_cluster_limit(void **state) {
                 "cluster (parallelMigrationsPerCluster 3)\"");
 }
 
+/* An eviction whose answer never came (kube-apiserver killed while it was in flight: a reset,
+ * a timeout) may have started an evacuation: it counts against KubeVirt's limits for the rest
+ * of the cycle, as against the policy's. Live sink: vm1's request gets no answer, every other
+ * launcher's becomes an evacuation; with parallelOutboundMigrationsPerNode 2 only vm2 follows
+ * (vm1 may be migrating already). */
+typedef struct {
+  eviction_sink base;
+  const char *unanswered;
+  int calls;
+} silent_sink;
+
+static sink_result silent_evict(eviction_sink *self, const pod *p, const eviction_request *req,
+                                char *msg, size_t cap) {
+  silent_sink *s = (silent_sink *)self;
+  (void)req;
+  s->calls++;
+  if (strcmp(p->name, s->unanswered) == 0) {
+    snprintf(msg, cap, "Post \"https://x/api/v1/namespaces/vms/pods/%s/eviction\": unexpected EOF",
+             p->name);
+    return SINK_UNKNOWN;
+  }
+  snprintf(msg, cap,
+           "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the "
+           "request: Eviction triggered evacuation of VMI \"vms/%s\"",
+           p->name + strlen("virt-launcher-"));
+  return SINK_TOO_MANY;
+}
+
+static void test_unanswered_eviction_counts_against_migration_limits(void **state) {
+  (void)state;
+  begin("LiveMigrate", 5, 2);
+  const char *names[] = {"vm1", "vm2", "vm3", "vm4"};
+  for (int i = 0; i < 4; i++)
+    vm(names[i]);
+  sim_run_free(&R);
+  silent_sink sink = {.base = {.evict = silent_evict, .dry_run = false},
+                      .unanswered = "virt-launcher-vm1"};
+  size_t len = 0;
+  FILE *logs = open_memstream(&R.logs, &len);
+  log_set_stream(logs);
+  log_set_verbosity(3);
+  R.m = load_model_text(cluster_end(), &R.err);
+  assert_non_null(R.m);
+  R.pol = load_policy_text(vs_policy(NULL, NULL), &R.err);
+  assert_non_null(R.pol);
+  bg_sync(&R.bg, R.m, NOW_S, true);
+  fw_options opt = {true, NOW_S};
+  R.rc = fw_run_cycle(R.pol, R.m, &R.bg, &sink.base, &opt, &R.res, &R.err);
+  log_set_stream(NULL);
+  log_set_verbosity(0);
+  fclose(logs);
+  assert_int_equal(R.rc, 0);
+  assert_int_equal(sink.calls, 2);
+  assert_logged("(the request may have been carried out: it counts against the eviction limits)\" "
+                "pod=\"vms/virt-launcher-vm1\"");
+  assert_logged("\"Eviction in background assumed\" pod=\"vms/virt-launcher-vm2\"");
+  assert_logged("pod=\"vms/virt-launcher-vm3\" vmi=\"vms/vm3\" rule=\"migrationLimits\" "
+                "reason=\"KubeVirt's migration limit: 2 migrations in flight or requested from "
+                "node n1 (parallelOutboundMigrationsPerNode 2)\"");
+}
+
 /* ---------- countEvacuationsAgainstLimits ---------- */
 
 /* The issue's case: without EvictionsInBackground KubeVirt still live-migrates each VM whose
@@ -487,6 +549,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_cooldown_after_a_move, teardown),
       cmocka_unit_test_teardown(test_cooldown_doubles_and_caps, teardown),
       cmocka_unit_test(test_cooldown_math),
+      cmocka_unit_test_teardown(test_unanswered_eviction_counts_against_migration_limits, teardown),
       cmocka_unit_test(test_args_validation),
       cmocka_unit_test_teardown(test_ordinary_pods_pass, teardown),
   };
