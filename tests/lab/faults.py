@@ -884,17 +884,20 @@ def finish(a, results, meta):
     section = render(results, meta)
     with open(DOC) as f:
         doc = f.read()
-    head, _, committed = doc.partition(SECTION)
-    committed = SECTION + committed if committed else ""
+    head, _, rest = doc.partition(SECTION)
+    # the section ends at the next level-2 heading (the soak's figures follow it)
+    end = re.search(r"^## ", rest, re.M)
+    tail = rest[end.start():] if end else ""
+    committed = SECTION + rest[:end.start() if end else len(rest)] if rest else ""
     if a.write:
         with open(DOC, "w") as f:
-            f.write(head.rstrip("\n") + "\n\n" + section)
+            f.write(head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else ""))
         log("wrote the section of %s" % DOC)
         return 1 if failed else 0
 
     def unpinned(s):   # the commit a section was written at is not compared
         return re.sub(r"at commit `[^`]*`", "at commit `…`", s)
-    if unpinned(committed) != unpinned(section):
+    if unpinned(committed).rstrip("\n") != unpinned(section).rstrip("\n"):
         sys.stdout.writelines(difflib.unified_diff(committed.splitlines(True), section.splitlines(True),
                                                    "docs/fault-matrix.md (committed)", "this run"))
         print("lab-faults: the section of docs/fault-matrix.md differs from this run (refresh it with --write "
