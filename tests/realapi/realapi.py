@@ -31,6 +31,7 @@ stand-in controllers have run once; logs go to stderr; SIGTERM/SIGINT stop every
 
 import argparse
 import base64
+import concurrent.futures
 import json
 import os
 import shutil
@@ -243,8 +244,13 @@ class Cluster:
                             raise
                         time.sleep(0.1)
 
-    def load(self, snapshot):
-        """Creates the snapshot's objects; returns how many."""
+    def load(self, snapshot, workers=None):
+        """Creates the snapshot's objects, kind after kind in dependency order, and the objects of
+        one kind `workers` requests at a time ($REALAPI_LOAD_WORKERS, default 1: the tests' objects
+        are created in file order; a big snapshot is bound by the API server, not by one
+        connection: 8 created 17,612 objects, 500 nodes and 15,000 pods, in 80 s on 2 cores).
+        Returns how many. Says how far it got every 10 s, and how long it took."""
+        workers = workers or int(os.environ.get("REALAPI_LOAD_WORKERS") or 1)
         with open(snapshot) as f:
             objs = list(flatten(iter_snapshot(f.read())))
         reg = simresources.Registry()
@@ -252,7 +258,7 @@ class Cluster:
         objs.sort(key=lambda o: rank.get(o.get("kind"), len(ORDER)))
         uids = {}
         namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"}
-        n = 0
+        plan = []  # (rank, res, ns, obj)
         for o in objs:
             kind, av = o.get("kind") or "", o.get("apiVersion") or ""
             res = reg.by_kind(av, kind) or reg.by_kind_any_version(av.rpartition("/")[0], kind)
@@ -260,17 +266,27 @@ class Cluster:
                 log("snapshot: skipping %s %s" % (av, kind))
                 continue
             md = o.setdefault("metadata", {})
-            old_uid = md.get("uid")
             ns = md.get("namespace", "default") if res.namespaced else None
             if res.namespaced:
                 md["namespace"] = ns
-                if ns not in namespaces:
-                    self._ensure_namespace(ns)
-                    namespaces.add(ns)
             if kind == "Namespace":
                 if md["name"] in namespaces:
                     continue
                 namespaces.add(md["name"])
+            plan.append((rank.get(kind, len(ORDER)), res, ns, o))
+        # the namespaces the objects need, before anything in them
+        for _, res, ns, o in plan:
+            if res.namespaced and ns not in namespaces:
+                self._ensure_namespace(ns)
+                namespaces.add(ns)
+        done = [0]
+        lock = threading.Lock()
+        start = last = time.time()
+
+        def create(item):
+            _, res, ns, o = item
+            kind, md = o.get("kind"), o["metadata"]
+            old_uid = md.get("uid")
             for k in SERVER_SET:
                 md.pop(k, None)
             _remap(o, uids)
@@ -282,7 +298,7 @@ class Cluster:
                 out = self.client.create(kvstandin.path_of(res, ns), o)
             except ApiError as e:
                 if e.code == 409 and kind in ("PriorityClass", "Namespace"):
-                    continue
+                    return
                 raise RuntimeError("snapshot %s: creating %s %s: %s" % (snapshot, kind, _name(md), e)) from None
             if old_uid:
                 uids[old_uid] = out["metadata"]["uid"]
@@ -293,8 +309,25 @@ class Cluster:
                 except ApiError as e:
                     raise RuntimeError("snapshot %s: writing the status of %s %s: %s"
                                        % (snapshot, kind, _name(md), e)) from None
-            n += 1
-        return n
+            with lock:
+                done[0] += 1
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            i = 0
+            while i < len(plan):
+                j = i
+                while j < len(plan) and plan[j][0] == plan[i][0]:
+                    j += 1
+                # one kind at a time: the next may refer to it (owners, the uids remapped)
+                for fut in concurrent.futures.as_completed([pool.submit(create, it) for it in plan[i:j]]):
+                    fut.result()
+                    if time.time() - last >= 10:
+                        last = time.time()
+                        log("snapshot: %d of %d objects created (%.0f s)" % (done[0], len(plan), last - start))
+                i = j
+        log("snapshot: %d objects created in %.1f s (%.0f a second, %d at a time)"
+            % (done[0], time.time() - start, done[0] / max(time.time() - start, 1e-9), workers))
+        return done[0]
 
     def _ensure_namespace(self, ns):
         try:
