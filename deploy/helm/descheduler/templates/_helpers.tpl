@@ -109,6 +109,18 @@ containers:
   - /bin/descheduler
   args:
   {{- include "descheduler.args" . | nindent 2 }}
+  {{- if and (eq .Values.kind "Deployment") (not .Values.kubedeschedulerRef) }}
+  # the pod an Event about a refused policy reload is on
+  env:
+  - name: POD_NAME
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.name
+  - name: POD_NAMESPACE
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.namespace
+  {{- end }}
   ports:
   - name: metrics
     containerPort: 10258
