@@ -176,6 +176,9 @@ def main():
     a = ap.parse_args()
     if a.duration < a.baseline + 2 * a.window:
         ap.error("--duration must be at least --baseline + 2 x --window (%gs)" % (a.baseline + 2 * a.window))
+    # the tree's commit when the run starts (a run takes hours; the tree may move meanwhile)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True).stdout.strip()
     os.makedirs(a.out, exist_ok=True)
     work = os.path.join(a.out, "work")
     if os.path.exists(work):
@@ -331,8 +334,6 @@ def main():
         growth[key] = growth_check(samples, key, start, a.baseline, span, a.window, whole)
         if not growth[key]["ok"]:
             problems.append("%s grew beyond 5%%: %s" % (key, growth[key]))
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True).stdout.strip()
     result = {"ok": not problems, "problems": problems, "commit": commit,
               "machine": "%s, %d cores" % (platform.node(), os.cpu_count() or 0),
               "settings": {"duration": a.duration, "interval": a.interval, "churn": a.churn,
