@@ -87,3 +87,10 @@ wait_lines() {
 }
 # cycles: the cycles that background descheduler has finished
 cycles() { grep -c '"Number of evictions/requests"' "$TMP/err"; }
+# more_cycles N WHAT: waits (10 s at most) until the background descheduler has finished N more
+# cycles than now; a check that fails saying WHAT otherwise
+more_cycles() {
+  local want=$(($(cycles) + $1))
+  for _ in $(seq 1 100); do [ "$(cycles)" -ge "$want" ] && break; sleep 0.1; done
+  checks=$((checks + 1)); [ "$(cycles)" -ge "$want" ] || fail "$2"
+}

@@ -95,9 +95,7 @@ kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type m
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage","LifecycleAndUtilization"]}}' >/dev/null || fail "patch profiles"
 refused='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running" err="kubedescheduler openshift-kube-descheduler-operator/cluster: cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously"'
 wait_lines 1 "$refused"
-before=$(cycles)
-for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
-checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the KubeDescheduler was invalid"
+more_cycles 3 "cycles stopped while the KubeDescheduler was invalid"
 expect_err_count 1 "$refused"
 checks=$((checks + 1)); grep -q 'descheduler_policy_reloads_total{result="rejected"} 1$' <(curl -sk "https://127.0.0.1:$port/metrics") ||
   fail "no rejected reload in /metrics"
@@ -111,9 +109,7 @@ checks=$((checks + 1))
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type merge \
   -p '{"spec":{"profiles":["LongLifecycle","EvictPodsWithLocalStorage"]}}' >/dev/null || fail "patch profiles back"
 wait_lines 1 '"The KubeDescheduler can be rendered again; its policy is used from this cycle"'
-resumed=$(cycles)
-for _ in $(seq 1 100); do [ "$(cycles)" -gt "$resumed" ] && break; sleep 0.1; done
-checks=$((checks + 1)); [ "$(cycles)" -gt "$resumed" ] || fail "cycles did not go on"
+more_cycles 1 "cycles did not go on"
 
 # a rendering whose policy does not load (a priority class that is not there): refused once,
 # cycle after cycle, the last good policy running; then fixed
@@ -121,9 +117,7 @@ kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type m
   -p '{"spec":{"profileCustomizations":{"thresholdPriorityClassName":"no-such-class"}}}' >/dev/null || fail "patch the priority class"
 noclass='"The KubeDescheduler'"'"'s new rendering is refused; the last good policy keeps running"'
 wait_lines 2 "$noclass"
-before=$(cycles)
-for _ in $(seq 1 100); do [ "$(cycles)" -ge "$((before + 3))" ] && break; sleep 0.1; done
-checks=$((checks + 1)); [ "$(cycles)" -ge "$((before + 3))" ] || fail "cycles stopped while the policy did not load"
+more_cycles 3 "cycles stopped while the policy did not load"
 expect_err_count 2 "$noclass"
 expect_err 'no-such-class'
 kc patch kubedescheduler cluster -n openshift-kube-descheduler-operator --type json \
