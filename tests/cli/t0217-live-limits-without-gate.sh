@@ -12,7 +12,9 @@
 
 # eviction requests the server received since its counters were last cleared
 evictions() { sim_ctl GET /_sim/requests | python3 -c 'import json,sys; print(sum(v for k, v in json.load(sys.stdin)["byPath"].items() if k.endswith("/eviction")))'; }
-migrations() { kc get vmim -n vms -o jsonpath='{range .items[*]}{.spec.vmiName}{" "}{end}'; }
+# the VMIs KubeVirt started a migration for, sorted (the list is in the order of the migrations'
+# generated names)
+migrations() { kc get vmim -n vms -o jsonpath='{range .items[*]}{.spec.vmiName}{"\n"}{end}' | sort | tr '\n' ' '; }
 expect_eq() { checks=$((checks + 1)); [ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"; }
 totals() { json_eval "$1" 'd["totals"]'; }
 
