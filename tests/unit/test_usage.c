@@ -201,10 +201,14 @@ static void test_go_float_formatting(void **state) {
 
 /* ---------- metrics files (simulate) ---------- */
 
+/* Each call's path stays valid for the test's whole run (test_metrics_files unlinks them all at
+ * its end): one slot per file, never reused. */
+enum { TMP_FILES_MAX = 16 };
 static const char *write_tmp(const char *name, const char *text) {
-  static char path[4][256];
+  static char path[TMP_FILES_MAX][256];
   static unsigned next;
-  char *p = path[next++ % 4];
+  assert_true(next < TMP_FILES_MAX);
+  char *p = path[next++];
   snprintf(p, sizeof path[0], "/tmp/ds-test-usage-%d-%s", (int)getpid(), name);
   FILE *f = fopen(p, "w");
   assert_non_null(f);
