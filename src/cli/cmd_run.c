@@ -74,6 +74,15 @@
 
 static volatile sig_atomic_t g_leader_lost;
 
+/* The leader could not renew its lease for the renew deadline (the renewer saw it, or a write
+ * was about to leave: leader_gate): said once, the process stops and exits 0 without
+ * releasing the lease, as upstream's OnStoppedLeading. */
+static void leader_lost(void) {
+  if (!__atomic_exchange_n(&g_leader_lost, 1, __ATOMIC_ACQ_REL))
+    LOGV(1, NULL, "Leader lost");
+  live_stop();
+}
+
 /* a one-shot (CronJob) run whose cycle cannot read the cluster tries this often in all */
 #define CRONJOB_ATTEMPTS 4
 
@@ -522,6 +531,23 @@ static bool renewer_done(renewer *rn) {
   return __atomic_load_n(&rn->quit, __ATOMIC_ACQUIRE) || live_stopping();
 }
 
+/* The gate of the leader's API client (kube_client_set_gate): no write leaves unless the
+ * lease is surely still ours (lease_held). A leader stopped long enough (SIGSTOP, a stall, a
+ * suspended machine) for another replica to take over runs on when it resumes, its cycle
+ * before its renewer; this refuses its next eviction, or any other write, at the last moment
+ * before the request leaves, and ends the leadership. Reads go on. */
+static bool leader_gate(void *ctx, const char *method, char *why, size_t cap) {
+  runner *r = ctx;
+  if (!strcmp(method, "GET") || !strcmp(method, "HEAD") || lease_held(&r->le))
+    return true;
+  int64_t ago = lease_monotonic_ns() - __atomic_load_n(&r->le.last_renewed, __ATOMIC_ACQUIRE);
+  snprintf(why, cap, "the leader lease was last renewed %.1fs ago, longer than the renew "
+                     "deadline %.1fs: another replica may hold it",
+           (double)ago / 1e9, (double)r->o->renew_deadline / 1e9);
+  leader_lost();
+  return false;
+}
+
 static void *renew_loop(void *arg) {
   renewer *rn = arg;
   dserr err;
@@ -538,9 +564,7 @@ static void *renew_loop(void *arg) {
     if (got < 0)
       LOGE(NULL, "Failed to renew the leader lease", err.msg);
     if (got != 1 && lease_monotonic_ns() - rn->le->last_renewed > rn->renew_deadline) {
-      LOGV(1, NULL, "Leader lost");
-      __atomic_store_n(&g_leader_lost, 1, __ATOMIC_RELEASE);
-      live_stop();
+      leader_lost();
       break;
     }
   }
@@ -851,6 +875,7 @@ static int setup_leader(runner *r) {
   }
   LOGV(0, NULL, "Successfully acquired lease", LSTR("lock", lock));
   LOGV(1, NULL, "Started leading");
+  kube_client_set_gate(r->client, leader_gate, r);
   r->rn = (renewer){&r->le, o->retry_period, o->renew_deadline, 0};
   if (pthread_create(&r->renew_thread, NULL, renew_loop, &r->rn) != 0) {
     LOGE(NULL, "failed to run descheduler server", "cannot start the lease renewal thread");

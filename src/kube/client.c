@@ -98,6 +98,13 @@ struct kube_client {
   volatile int *stream_abort;
   bool stream_failed; /* the function asked to stop */
   bool stream_opened; /* the function was told the answer is 200 */
+
+  /* kube_client_set_gate */
+  kube_send_gate gate;
+  void *gate_ctx;
+  const char *gate_method; /* of the request being sent */
+  bool gate_refused;       /* the gate refused it: gate_why says why */
+  char gate_why[512];
 };
 
 /* ---------- helpers ---------- */
@@ -944,6 +951,26 @@ static void log_response_headers(kube_client *c) {
   }
 }
 
+/* libcurl's last call before a request leaves: the gate (kube_client_set_gate) may refuse it */
+static int on_prereq(void *p, char *primary_ip, char *local_ip, int primary_port, int local_port) {
+  (void)primary_ip, (void)local_ip, (void)primary_port, (void)local_port;
+  kube_client *c = p;
+  if (!c->gate)
+    return CURL_PREREQFUNC_OK;
+  c->gate_why[0] = 0;
+  if (c->gate(c->gate_ctx, c->gate_method, c->gate_why, sizeof c->gate_why))
+    return CURL_PREREQFUNC_OK;
+  c->gate_refused = true;
+  return CURL_PREREQFUNC_ABORT;
+}
+
+void kube_client_set_gate(kube_client *c, kube_send_gate gate, void *ctx) {
+  c->gate = gate;
+  c->gate_ctx = ctx;
+  curl_easy_setopt(c->curl, CURLOPT_PREREQFUNCTION, gate ? on_prereq : NULL);
+  curl_easy_setopt(c->curl, CURLOPT_PREREQDATA, gate ? (void *)c : NULL);
+}
+
 /* One attempt. Returns 0 with *status, or -1 with err (transport failure; *sent says whether
  * the request had left). */
 static int perform_once(kube_client *c, const char *method, const char *url, const char *log_url,
@@ -973,6 +1000,8 @@ static int perform_once(kube_client *c, const char *method, const char *url, con
   int v = log_verbosity();
   if (v >= 7)
     log_request_headers(hdrs, method, log_url, v >= 9);
+  c->gate_method = method;
+  c->gate_refused = false;
   double t0 = mono_now();
   CURLcode rc = curl_easy_perform(h);
   double took = mono_now() - t0;
@@ -992,6 +1021,12 @@ static int perform_once(kube_client *c, const char *method, const char *url, con
     LOGF(7, "Response Status: %s in %ld milliseconds", st, ms);
   if (v >= 8 && rc == CURLE_OK)
     log_response_headers(c);
+  if (rc != CURLE_OK && c->gate_refused) {
+    char op[16];
+    go_method_op(op, sizeof op, method);
+    *sent = false;
+    return dserr_set(err, "%s \"%s\": not sent: %s", op, log_url, c->gate_why);
+  }
   if (rc != CURLE_OK) {
     long request_bytes = 0;
     curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);

@@ -14,6 +14,7 @@
 #include "../util/err.h"
 #include "config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct kube_client kube_client;
@@ -68,6 +69,14 @@ long kube_client_connections(const kube_client *c);
  * (the rate limiter's waits not included): the part of a phase that is the wire's and the
  * server's. */
 double kube_client_waited(const kube_client *c);
+
+/* A check of every request as it is about to leave: libcurl asks it once the connection is
+ * ready (CURLOPT_PREREQFUNCTION), after the rate limiter's and any Retry-After wait, so that
+ * a process stopped and resumed on the way sends nothing the check would refuse now. false
+ * (with why, NUL-terminated within cap) refuses the request: nothing is sent, and it fails
+ * with `<Op> "<url>": not sent: <why>` (maybe_delivered false). NULL removes the gate. */
+typedef bool (*kube_send_gate)(void *ctx, const char *method, char *why, size_t cap);
+void kube_client_set_gate(kube_client *c, kube_send_gate gate, void *ctx);
 
 /* Appends s to a URL path, percent-encoding all but unreserved characters (names are DNS
  * labels in practice; this keeps a hostile name from changing the path). */

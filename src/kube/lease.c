@@ -15,7 +15,11 @@
 
 int64_t lease_monotonic_ns(void) {
   struct timespec ts;
+#ifdef CLOCK_BOOTTIME
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
   clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -104,14 +108,16 @@ static int claim(lease_elector *le, const char *rv, const char *acquire, long tr
   strbuf body = {0};
   lease_body(le, &body, rv, le->identity, le->lease_duration_s, acquire, transitions);
   long status = 0;
+  /* the others start counting leaseDuration when they see this write, which is after now */
+  int64_t sent = lease_monotonic_ns();
   int rc = send(le, rv ? "PUT" : "POST", rv != NULL, sb_str(&body), &status, err);
   sb_free(&body);
   if (rc < 0)
     return -1;
   if (status == 409)
     return 0;
-  le->leading = true;
-  le->last_renewed = lease_monotonic_ns();
+  __atomic_store_n(&le->last_renewed, sent, __ATOMIC_RELEASE);
+  __atomic_store_n(&le->leading, true, __ATOMIC_RELEASE);
   return 1;
 }
 
@@ -163,7 +169,7 @@ int lease_try(lease_elector *le, dserr *err) {
   bool mine = strcmp(holder, le->identity) == 0;
   if (*holder && !mine && now - le->observed_at < duration_s * 1000000000LL) {
     arena_free(a);
-    le->leading = false;
+    __atomic_store_n(&le->leading, false, __ATOMIC_RELEASE);
     return 0;
   }
   /* a replace without a resourceVersion would not be a compare-and-swap */
@@ -174,7 +180,7 @@ int lease_try(lease_elector *le, dserr *err) {
 }
 
 void lease_release(lease_elector *le) {
-  if (!le->leading)
+  if (!__atomic_load_n(&le->leading, __ATOMIC_ACQUIRE))
     return;
   strbuf path = {0};
   lease_path(le, &path, true);
@@ -199,5 +205,11 @@ void lease_release(lease_elector *le) {
   }
   kube_response_free(&r);
   sb_free(&path);
-  le->leading = false;
+  __atomic_store_n(&le->leading, false, __ATOMIC_RELEASE);
+}
+
+bool lease_held(const lease_elector *le) {
+  return __atomic_load_n(&le->leading, __ATOMIC_ACQUIRE) &&
+         lease_monotonic_ns() - __atomic_load_n(&le->last_renewed, __ATOMIC_ACQUIRE) <
+             le->renew_deadline_ns;
 }
