@@ -7,7 +7,8 @@
 #   - tests/deploy/test_rbac.py with LIVE_BACKEND=realapi: the shipped roles, bound to the
 #     workloads' ServiceAccounts, judged by the real RBAC authorizer;
 #   - tests/realapi/test_*.py: what only a real server checks (a narrowed role refused, paging,
-#     loop mode across etcd compactions) and the differences between the simulator and it.
+#     loop mode across etcd compactions, leader election told from the audit log) and the
+#     differences between the simulator and it.
 # Exit status: 0 when all pass, 1 when one fails, 3 (after saying why) when the tier cannot run
 # on this machine: no Go 1.26 or no Go module proxy to build kube-apiserver, or no etcd.
 set -uo pipefail
