@@ -141,11 +141,11 @@ out:
 /* GETs path page by page (kube/pager.h: the next page is fetched while this one is decoded)
  * and hands each page to fn. A 410 on a later page (the continue token expired) returns
  * KUBE_READ_EXPIRED. */
-static int list_pages(kube_client *c, const char *path, const char *accept, const char *what,
-                      int page, kube_page_fn fn, void *ctx, long *status, kube_read_stats *stats,
-                      dserr *err) {
+static int list_pages(kube_client *c, const char *path, const char *accept, const char *min_rv,
+                      const char *what, int page, kube_page_fn fn, void *ctx, long *status,
+                      kube_read_stats *stats, dserr *err) {
   kube_pager_stats st;
-  int rc = kube_pager_run(c, path, accept, page, fn, ctx, &st, err);
+  int rc = kube_pager_run_from(c, path, accept, min_rv, page, fn, ctx, &st, err);
   if (status)
     *status = st.status;
   if (stats) {
@@ -193,16 +193,16 @@ const char *kube_list_accept(const char *kind) {
   return decode_pb_schema(kind) ? KUBE_ACCEPT_PROTOBUF : NULL;
 }
 
-static int list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
-                     kube_read_stats *stats, dserr *err) {
+static int list_into(kube_client *c, model *m, const char *path, const char *kind,
+                     const char *min_rv, int page, kube_read_stats *stats, dserr *err) {
   model_page mp = {m, kind};
-  return list_pages(c, path, kube_list_accept(kind), kind, page, page_into_model, &mp, NULL, stats,
-                    err);
+  return list_pages(c, path, kube_list_accept(kind), min_rv, kind, page, page_into_model, &mp, NULL,
+                    stats, err);
 }
 
 int kube_list_into(kube_client *c, model *m, const char *path, const char *kind, int page,
                    dserr *err) {
-  return list_into(c, m, path, kind, page, NULL, err);
+  return list_into(c, m, path, kind, NULL, page, NULL, err);
 }
 
 typedef struct {
@@ -236,7 +236,8 @@ static int page_items(void *ctx, const char *url, const kube_response *r, char *
 int kube_list_each(kube_client *c, const char *path, int page, doc_item_cb cb, void *ctx,
                    long *status, dserr *err) {
   item_page ip = {cb, ctx, 0};
-  return list_pages(c, path, NULL, path, page > 0 ? page : 500, page_items, &ip, status, NULL, err);
+  return list_pages(c, path, NULL, NULL, path, page > 0 ? page : 500, page_items, &ip, status, NULL,
+                    err);
 }
 
 int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *err) {
@@ -245,12 +246,13 @@ int kube_read_cluster(kube_client *c, model *m, bool kubevirt, int page, dserr *
 
 int kube_read_cluster_stats(kube_client *c, model *m, bool kubevirt, int page,
                             kube_read_stats *stats, dserr *err) {
-  /* the cycle's kinds, in the registry's order (decode.h) */
+  /* the cycle's kinds, in the registry's order (decode.h), from the API server's watch cache
+   * (KUBE_LIST_ANY_RV) */
   for (size_t i = 0; i < KIND_CYCLE_COUNT; i++) {
     const decode_kind *k = &decode_kinds[i];
     if (k->kubevirt && !kubevirt)
       continue;
-    int rc = list_into(c, m, k->path, k->kind, page, stats, err);
+    int rc = list_into(c, m, k->path, k->kind, KUBE_LIST_ANY_RV, page, stats, err);
     if (rc < 0)
       return rc;
   }

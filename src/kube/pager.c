@@ -11,6 +11,7 @@
 
 #include "../doc/doc_fast.h"
 #include "../doc/doc_pb.h"
+#include "../obs/log.h"
 #include "../util/strbuf.h"
 #include "../apimachinery/timeutil.h"
 
@@ -33,6 +34,7 @@ typedef struct {
 typedef struct {
   kube_client *c;
   const char *path, *accept;
+  const char *min_rv; /* the first page's resourceVersion (NotOlderThan), or NULL */
   int page;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -56,13 +58,17 @@ static char *dup_or_null(const char *s) {
   return s && *s ? strdup(s) : NULL;
 }
 
-static void fetch_one(pager *p, const char *token, bool later_page, fetched *f) {
+static void fetch_one(pager *p, const char *token, bool later_page, const char *min_rv, fetched *f) {
   memset(f, 0, sizeof *f);
   strbuf url = {0};
   sb_printf(&url, "%s%climit=%d", p->path, strchr(p->path, '?') ? '&' : '?', p->page);
   if (token) {
     sb_append(&url, "&continue=");
     kube_path_escape(&url, token);
+  } else if (min_rv) {
+    sb_append(&url, "&resourceVersion=");
+    kube_path_escape(&url, min_rv);
+    sb_append(&url, "&resourceVersionMatch=NotOlderThan");
   }
   f->url = strdup(sb_str(&url));
   sb_free(&url);
@@ -103,7 +109,15 @@ static void *fetch_loop(void *arg) {
     if (spare)
       kube_client_lend_body(p->c, spare, spare_cap);
     fetched f;
-    fetch_one(p, token, later, &f);
+    fetch_one(p, token, later, later ? NULL : p->min_rv, &f);
+    /* a server that cannot serve the first page from its cache at min_rv (504 "Too large
+     * resource version" once it has waited for it, 410) is asked for a consistent list */
+    if (!later && p->min_rv && f.responded && (f.r.status == 504 || f.r.status == 410)) {
+      LOGV(2, NULL, "The list could not be served at the resourceVersion asked; listing again without it",
+           LSTR("url", f.url), LINT("status", f.r.status), LSTR("err", f.err.msg));
+      fetched_free(&f);
+      fetch_one(p, NULL, false, NULL, &f);
+    }
     free(token);
     token = NULL;
     pthread_mutex_lock(&p->mu);
@@ -158,8 +172,13 @@ const char *kube_pager_encoding(const kube_pager_stats *st) {
 
 int kube_pager_run(kube_client *c, const char *path, const char *accept, int page, kube_page_fn fn,
                    void *ctx, kube_pager_stats *st, dserr *err) {
+  return kube_pager_run_from(c, path, accept, NULL, page, fn, ctx, st, err);
+}
+
+int kube_pager_run_from(kube_client *c, const char *path, const char *accept, const char *min_rv,
+                        int page, kube_page_fn fn, void *ctx, kube_pager_stats *st, dserr *err) {
   memset(st, 0, sizeof *st);
-  pager p = {.c = c, .path = path, .accept = accept, .page = page};
+  pager p = {.c = c, .path = path, .accept = accept, .min_rv = min_rv, .page = page};
   pthread_mutex_init(&p.mu, NULL);
   pthread_cond_init(&p.cv, NULL);
   pthread_t th;

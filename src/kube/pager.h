@@ -40,4 +40,21 @@ const char *kube_pager_encoding(const kube_pager_stats *st);
 int kube_pager_run(kube_client *c, const char *path, const char *accept, int page, kube_page_fn fn,
                    void *ctx, kube_pager_stats *st, dserr *err);
 
+/* The same, the first page asked with resourceVersion=min_rv&resourceVersionMatch=NotOlderThan
+ * (min_rv NULL: as kube_pager_run). kube-apiserver then serves the list, every page of it,
+ * from its watch cache, where a list without a resourceVersion is read from etcd unless the
+ * server can prove its cache current (ConsistentListFromCache, which etcd older than 3.4.31 /
+ * 3.5.13 cannot support): the same objects for about half the server's CPU (docs/performance.md).
+ * min_rv must be one the resource's cache has reached (a resourceVersion a list of it
+ * answered, or KUBE_LIST_ANY_RV): for a newer one the cache waits for an event of its own
+ * resource, seconds or longer, before it answers 504. A first page the server cannot serve so
+ * (504 "Too large resource version", 410) is asked again without it. */
+int kube_pager_run_from(kube_client *c, const char *path, const char *accept, const char *min_rv,
+                        int page, kube_page_fn fn, void *ctx, kube_pager_stats *st, dserr *err);
+
+/* What a first list asks when it has no resourceVersion of its own: any state the API server's
+ * cache holds, as client-go's reflector asks with resourceVersion=0 for its first list; "0"
+ * itself would make the server ignore the limit and send the whole list as one page. */
+#define KUBE_LIST_ANY_RV "1"
+
 #endif

@@ -515,14 +515,27 @@ static double backoff_seconds(int failures) {
   return wait > BACKOFF_MAX ? BACKOFF_MAX : wait;
 }
 
+/* The resourceVersion a kind's list asks to be not older than (kube_pager_run_from: served
+ * from the API server's watch cache): after a list of its own, that list's, so a list never
+ * goes back in time (client-go's reflector relists from its last resourceVersion likewise);
+ * before, any (KUBE_LIST_ANY_RV). */
+static void list_min_rv(const wres *r, char *rv, size_t cap) {
+  if (r->floor_rv)
+    snprintf(rv, cap, "%llu", (unsigned long long)r->floor_rv);
+  else
+    snprintf(rv, cap, "%s", KUBE_LIST_ANY_RV);
+}
+
 static void list_kind(watch_cache *w, wres *r) {
   list_ctx l = {w, r, NULL, 0, 0, NULL, 0};
   kube_pager_stats st;
   dserr err;
   const char *reason = r->ever_listed ? (r->relist_reason ? r->relist_reason : "expired") : "start";
   double t0 = time_mono_seconds();
-  int rc = kube_pager_run(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
-                          w->o.page, on_list_page, &l, &st, &err);
+  char min_rv[32];
+  list_min_rv(r, min_rv, sizeof min_rv);
+  int rc = kube_pager_run_from(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
+                             min_rv, w->o.page, on_list_page, &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
      * falls back to a full list; a second failure waits like any other */
@@ -533,8 +546,8 @@ static void list_kind(watch_cache *w, wres *r) {
     l.n = 0;
     free(l.rv);
     l.rv = NULL;
-    rc = kube_pager_run(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind), w->o.page,
-                        on_list_page, &l, &st, &err);
+    rc = kube_pager_run_from(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
+                             min_rv, w->o.page, on_list_page, &l, &st, &err);
   }
   if (rc < 0)
     dserr_prefix(&err, "failed to list %s", decode_kinds[r->k].path);

@@ -132,10 +132,16 @@ sim_start "$CLUSTER"
 start_loop basic --v 3
 wait_cycles 3
 if live_backend_is apisim; then
-  # the loop alone so far: one list of each kind
+  # the loop alone so far: one list of each kind, every one asked from the server's watch
+  # cache, any version (kube/pager.h: KUBE_LIST_ANY_RV), in pages
   list_counts >"$TMP/lists.start"
   checks=$((checks + 1))
   [ "$(awk '$2 != 1' "$TMP/lists.start")" = "" ] || fail "not one list per kind: $(cat "$TMP/lists.start")"
+  sim_ctl GET /_sim/journal >"$TMP/journal.json"
+  checks=$((checks + 1))
+  got=$(json_eval "$TMP/journal.json" 'sorted({e["path"] for e in d["items"] if e["method"] == "GET" and "watch=" not in e["query"] and "continue=" not in e["query"] and "resourceVersion=1&resourceVersionMatch=NotOlderThan" in e["query"]})')
+  want=$(python3 -c 'import sys; print(sorted(sys.argv[1].split()))' "$KINDS")
+  [ "$got" = "$want" ] || fail "the kinds listed from the server's cache: $got, expected $want"
 fi
 kc get pods -A -o json >"$TMP/pods.json"
 victim=$(json_eval "$TMP/pods.json" '[p["metadata"]["namespace"]+"/"+p["metadata"]["name"] for p in d["items"] if p["metadata"]["name"].startswith("app-")][3]')
@@ -267,6 +273,14 @@ expect_err '"The watch cannot go on; listing again" kind="Pod" why="apisim injec
 expect_err '"Listed for the watch cache" kind="Pod" reason="expired"'
 expect_requests list /api/v1/pods -eq 3
 expect_requests list /api/v1/nodes -eq 2
+# the loop's first list asks any version, its list after the 410 one not older than its first
+# (never back in time); then same_as_fresh_list's one-shot lists anew
+sim_ctl GET /_sim/journal >"$TMP/journal.json"
+checks=$((checks + 1))
+rvs=$(json_eval "$TMP/journal.json" '" ".join(q.split("resourceVersion=")[1].split("&")[0] for q in (e["query"] for e in d["items"] if e["method"] == "GET" and e["path"] == "/api/v1/pods" and "watch=" not in e["query"] and "continue=" not in e["query"]))')
+set -- $rvs
+[ $# -eq 3 ] && [ "$1" = 1 ] && [ "$2" -gt 1 ] && [ "$3" = 1 ] ||
+  fail "the pods' lists asked resourceVersions $rvs, expected 1, the first list's, 1"
 
 # a stream reset after one event: opened again from its resourceVersion, no list
 fault_case cut '[{"verb":"watch","path":"^/api/v1/pods$","watchCut":1,"count":1}]' --v 3
