@@ -18,12 +18,16 @@
 #                   docs/fault-matrix.md differs from the run; WRITE=1 rewrites it
 #   make bench      benchmarks, then upstream's descheduler beside ours at 500/15k and 5k/150k
 #                   (print figures; about 18 minutes, see docs/performance.md)
+#   make bench-realapi  upstream's descheduler beside ours against a real kube-apiserver loaded
+#                   by tests/lab/scale.py: one-shot, Deployment mode with churn, the server's own
+#                   costs, a server restart; SIZES="500:15000 5000:150000" (default 500:15000);
+#                   writes bench/out/realapi.json (docs/performance.md)
 #   make demo-live  start the API simulator on the example cluster
 #   make demo-openshift  the OpenShift KubeDescheduler example live: simulator + real Prometheus, one cycle
 BUILD ?= build
 EXAMPLE = examples/kubevirt-rebalance
 
-.PHONY: all build deps demo check test lab lab-compare lab-faults test-realapi test-helm release test-release soak bench demo-live demo-openshift clean format
+.PHONY: all build deps demo check test lab lab-compare lab-faults test-realapi test-helm release test-release soak bench bench-realapi demo-live demo-openshift clean format
 
 all: build
 
@@ -93,6 +97,15 @@ soak: build
 bench: build
 	@scripts/deps.sh bench
 	@bench/run.sh
+
+# kube-apiserver, KWOK (tests/lab) and upstream's descheduler are built once per machine
+SIZES ?= 500:15000
+bench-realapi: build
+	@scripts/deps.sh test
+	@tests/realapi/build.sh
+	@tests/lab/build.sh
+	@bench/upstream.sh
+	@python3 bench/realapi.py --sizes "$(SIZES)"
 
 demo-live: build
 	@scripts/deps.sh test

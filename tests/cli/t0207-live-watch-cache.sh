@@ -282,6 +282,16 @@ set -- $rvs
 [ $# -eq 3 ] && [ "$1" = 1 ] && [ "$2" -gt 1 ] && [ "$3" = 1 ] ||
   fail "the pods' lists asked resourceVersions $rvs, expected 1, the first list's, 1"
 
+# a server that cannot serve a list from its cache at the version asked (504 "Too large
+# resource version", as kube-apiserver answers when its cache has not reached it): the first
+# page is asked again without a version, and the cache is synced
+fault_case toolarge '[{"verb":"list","path":"^/api/v1/pods$","query":"resourceVersionMatch=NotOlderThan","status":504,"reason":"Timeout","message":"Too large resource version: 1, current: 0","count":1}]' --v 3
+same_as_fresh_list toolarge
+stop_loop
+expect_err '"The list could not be served at the resourceVersion asked; listing again without it" url="/api/v1/pods?limit=500&resourceVersion=1&resourceVersionMatch=NotOlderThan" status=504'
+expect_err '"Listed for the watch cache" kind="Pod" reason="start"'
+expect_err_count 0 'Failed to list for the watch cache'
+
 # a stream reset after one event: opened again from its resourceVersion, no list
 fault_case cut '[{"verb":"watch","path":"^/api/v1/pods$","watchCut":1,"count":1}]' --v 3
 same_as_fresh_list cut
