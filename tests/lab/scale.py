@@ -42,7 +42,7 @@ the admin token's requests and those of the users in `audited_users` are.
 """
 
 import argparse
-import concurrent.futures
+import atexit
 import hashlib
 import json
 import os
@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -67,7 +68,7 @@ import simcerts  # noqa: E402
 import simresources  # noqa: E402
 from cluster import (KWOK_CONFIGURATION, KWOK_STAGES, LabUnavailable, _LabCluster,  # noqa: E402
                      _signal_group, built_binaries)
-from kubeclient import ApiError, Client  # noqa: E402
+from kubeclient import ApiError  # noqa: E402
 from realapi import SERVER_SET, Cluster, _remap  # noqa: E402
 
 GEN_CLUSTER = os.path.join(ROOT, "bench", "gen_cluster.py")
@@ -81,6 +82,15 @@ KIND_ORDER = ["Namespace", "PriorityClass", "Node", "KubeVirt", "VirtualMachineI
               "PodDisruptionBudget", "Pod"]
 PROGRESS_SECONDS = 5.0
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+_RUNNING = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all():
+    for sc in list(_RUNNING):
+        sc.stop()
 
 
 def log(msg):
@@ -188,6 +198,7 @@ class ScaleCluster:
         self.kwok_proc = None
         self.stopped = False
         self.res = {}
+        _RUNNING.add(self)
         reg = simresources.Registry()
         for kind, av in (("Namespace", "v1"), ("PriorityClass", "scheduling.k8s.io/v1"), ("Node", "v1"),
                          ("KubeVirt", "kubevirt.io/v1"), ("VirtualMachineInstance", "kubevirt.io/v1"),
@@ -245,21 +256,27 @@ class ScaleCluster:
             st["loadedOn"] = meta.get("loadedOn")
             if self.keep_kwok and self.pod_status == "kwok":
                 self._start_kwok()
+            st["kwok"] = "running" if self.kwok_proc else "not started (the cached pods are Running)"
             st["seconds"] = round(time.time() - t0, 1)
             st["objectsPerSecond"] = round(st.get("objects", 0) / max(st["seconds"], 1e-9), 1)
         else:
             st["source"] = "loaded"
             snap = os.path.join(self.dir, "cluster.json")
             t = time.time()
+            # the generator runs while etcd and kube-apiserver start
             gen = subprocess.Popen([sys.executable, GEN_CLUSTER, "--nodes", str(self.nodes), "--pods",
                                     str(self.pods), "--vms", str(self.vms), "--seed", str(self.seed),
                                     "--out", snap], stdin=subprocess.DEVNULL)
+            gen_done = []
+            waiter = threading.Thread(target=lambda: gen_done.append((gen.wait(), time.time())), daemon=True)
+            waiter.start()
             c.start_etcd(quota_backend_bytes=ETCD_QUOTA, timeout=120)
             c.start_apiserver(bins["kube-apiserver"])
             st["apiserverStartSeconds"] = round(time.time() - t, 1)
-            if gen.wait() != 0:
-                raise RuntimeError("bench/gen_cluster.py exited with status %d" % gen.returncode)
-            st["generateSeconds"] = round(time.time() - t, 1)
+            waiter.join()
+            if gen_done[0][0] != 0:
+                raise RuntimeError("bench/gen_cluster.py exited with status %d" % gen_done[0][0])
+            st["generateSeconds"] = round(gen_done[0][1] - t, 1)
             self._load(snap)
             os.unlink(snap)
             if self.pod_status == "kwok":
@@ -267,6 +284,7 @@ class ScaleCluster:
                 self._wait_running()
                 if not self.keep_kwok:
                     self._stop_kwok()
+            st["kwok"] = "running" if self.kwok_proc else "stopped"
             counts = self._verify(None)
             st["etcdDbMBBeforeCompaction"] = self._etcd_db_mb()
             self._save_cache(counts)
@@ -503,7 +521,9 @@ class ScaleCluster:
         t0 = self.kwok_started
         base = self._status_writes()
         last_left, last_change, last_log = None, time.time(), 0.0
-        check_every = 5.0 if self.pods <= 20000 else 15.0   # the count is a pass over every pod
+        # the count is a pass over every pod: at scale, once a minute (a stall shows) and as soon
+        # as KWOK has written as many statuses as there are pods
+        check_every = 5.0 if self.pods <= 20000 else 60.0
         next_check = time.time() + 1.0
         while True:
             if self.kwok_proc.poll() is not None:
@@ -528,7 +548,8 @@ class ScaleCluster:
                 self.log("kwok: %d pod status writes of %d pods%s, %.0f/s, %s elapsed, ETA %s"
                          % (written, self.pods, "" if last_left is None else " (%d not Running at the last count)" % last_left,
                             rate, _dur(el), _dur((self.pods - written) / rate) if rate > 0 and written < self.pods else "?"))
-            time.sleep(1.0)
+            # /metrics is megabytes at scale: read it often only while a small cluster may be done
+            time.sleep(1.0 if now - t0 < 10 else PROGRESS_SECONDS)
         self.load_stats["kwokSeconds"] = round(time.time() - t0, 1)
         self.load_stats["kwokStatusWrites"] = self._status_writes() - base
         self.load_stats["kwokRssMB"] = _rss_mb(self.kwok_proc.pid, "VmHWM")
