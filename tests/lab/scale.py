@@ -113,6 +113,17 @@ def _rss_mb(pid, field="VmRSS"):
     return None
 
 
+def _mem_available_mb():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _du_mb(path):
     total = 0
     for d, _, files in os.walk(path):
@@ -165,12 +176,14 @@ class ScaleCluster:
     cache: see the module's docstring; cache_dir overrides where entries live. keep_kwok:
     leave KWOK running after the pods are Running. pod_status: "kwok" (default) or "apply"
     (the snapshot's pod status applied through the status subresource, no KWOK).
-    kwok_stall_seconds: KWOK making no progress this long is an error.
+    kwok_stall_seconds: KWOK making no progress this long is an error. min_available_mb: the
+    load stops with an error when the machine's available memory (MemAvailable) falls below
+    it, before the kernel's OOM killer picks a process of other work on the machine.
     """
 
     def __init__(self, nodes, pods, vms, seed=1, workdir=None, workers=8, users=None, audited_users=(),
                  cache=True, cache_dir=None, keep_kwok=False, pod_status="kwok", kwok_stall_seconds=300,
-                 log=log):
+                 min_available_mb=2048, log=log):
         if nodes < 1 or vms < 0 or pods < vms:
             raise ValueError("need nodes >= 1 and 0 <= vms <= pods")
         if pod_status not in ("kwok", "apply"):
@@ -185,6 +198,9 @@ class ScaleCluster:
         self.keep_kwok = keep_kwok
         self.pod_status = pod_status
         self.kwok_stall_seconds = kwok_stall_seconds
+        self.min_available_mb = min_available_mb
+        self.lock = threading.Lock()
+        self.low_memory = None   # set by the progress thread; the load stops on it
         self.log = log
         all_users = {KWOK_USER: ["system:masters", "system:serviceaccounts"]}
         all_users.update(users or {})
@@ -285,7 +301,7 @@ class ScaleCluster:
                 if not self.keep_kwok:
                     self._stop_kwok()
             st["kwok"] = "running" if self.kwok_proc else "stopped"
-            counts = self._verify(None)
+            counts = self._verify(self.snapshot_counts, at_least=("Namespace", "PriorityClass"))
             st["etcdDbMBBeforeCompaction"] = self._etcd_db_mb()
             self._save_cache(counts)
             st["seconds"] = round(time.time() - t0, 1)
@@ -336,6 +352,8 @@ class ScaleCluster:
             else:
                 by_kind[k].append(o)
         total = sum(len(v) for v in by_kind.values()) + n_pods
+        self.snapshot_counts = {k: len(v) for k, v in by_kind.items()}
+        self.snapshot_counts["Pod"] = n_pods
         if n_pods != self.pods or len(by_kind["Node"]) != self.nodes or len(by_kind["VirtualMachineInstance"]) != self.vms:
             raise RuntimeError("gen_cluster.py wrote %d nodes, %d pods, %d VMIs; asked for %d, %d, %d"
                                % (len(by_kind["Node"]), n_pods, len(by_kind["VirtualMachineInstance"]),
@@ -372,9 +390,18 @@ class ScaleCluster:
                  % (st["objects"], _dur(st["loadSeconds"]), st["objectsPerSecond"], self.workers,
                     json.dumps(per_kind)))
 
+    def _check_memory(self):
+        avail = _mem_available_mb()
+        if avail is not None and avail < self.min_available_mb:
+            rss = ", ".join("%s %s MB" % (n, _rss_mb(p.pid)) for n, p in self.cluster.procs if p.poll() is None)
+            return ("the machine's available memory fell to %.0f MB (below %d MB; %s): stopped"
+                    % (avail, self.min_available_mb, rss))
+        return None
+
     def _progress_loop(self, stop):
         p = self.progress
         while not stop.wait(PROGRESS_SECONDS):
+            self.low_memory = self.low_memory or self._check_memory()
             el = time.time() - p["start"]
             rate = p["done"] / max(el, 1e-9)
             self.log("load: %d of %d objects (pods %d of %d), %.0f/s, %s elapsed, ETA %s"
@@ -393,6 +420,10 @@ class ScaleCluster:
                 if o is None:
                     return
                 if errors:
+                    continue
+                if self.low_memory:
+                    with lock:
+                        errors.append(RuntimeError("loading: " + self.low_memory))
                     continue
                 try:
                     self._apply_one(kind, o)
@@ -460,7 +491,8 @@ class ScaleCluster:
                 if attempt == 4:
                     raise RuntimeError("applying %s %s: %s" % (kind, _name(md), e)) from None
                 err = e
-            self.progress["retries"] += 1
+            with self.lock:
+                self.progress["retries"] += 1
             self.log("applying %s %s: %s; again in %d s" % (kind, _name(md), err, 2 ** attempt))
             time.sleep(2 ** attempt)
 
@@ -526,6 +558,9 @@ class ScaleCluster:
         check_every = 5.0 if self.pods <= 20000 else 60.0
         next_check = time.time() + 1.0
         while True:
+            low = self._check_memory()
+            if low:
+                raise RuntimeError("waiting for KWOK: " + low)
             if self.kwok_proc.poll() is not None:
                 raise RuntimeError("KWOK exited with status %s\n%s" % (self.kwok_proc.returncode, _tail(self.dir, "kwok")))
             now = time.time()
@@ -561,16 +596,17 @@ class ScaleCluster:
         page = self.cluster.client.get(path, limit=1)
         return len(page.get("items") or []) + int((page.get("metadata") or {}).get("remainingItemCount") or 0)
 
-    def _verify(self, expected):
-        """Counts what the server holds per kind (expected None: the load's own figures) and
-        that every pod is Running; returns the counts."""
+    def _verify(self, want, at_least=()):
+        """Checks what the server holds per kind against `want` (exactly, or at least for the
+        kinds in at_least: kube-apiserver has namespaces and priority classes of its own) and
+        that every pod is Running; returns the server's counts."""
         t = time.time()
         counts = {}
         for kind in KIND_ORDER:
             counts[kind] = self._count(kvstandin.path_of(self.res[kind]))
-        want = expected or {"Node": self.nodes, "Pod": self.pods, "VirtualMachineInstance": self.vms,
-                            "KubeVirt": 1 if self.vms else 0}
-        wrong = ["%s %d (want %d)" % (k, counts.get(k, 0), v) for k, v in sorted(want.items()) if counts.get(k, 0) != v]
+        wrong = ["%s %d (want %s%d)" % (k, counts[k], "at least " if k in at_least else "", v)
+                 for k, v in sorted(want.items())
+                 if (counts[k] < v if k in at_least else counts[k] != v)]
         if wrong:
             raise RuntimeError("kube-apiserver serves %s" % ", ".join(wrong))
         left = self.not_running()
