@@ -265,7 +265,7 @@ class ScaleCluster:
             st["cacheCopySeconds"] = round(time.time() - t, 1)
             self.log("copied the cached etcd data of %s in %.1f s" % (self.cache_path, st["cacheCopySeconds"]))
             c.start_etcd(quota_backend_bytes=ETCD_QUOTA, timeout=120)
-            c.start_apiserver(bins["kube-apiserver"])
+            c.start_apiserver(bins["kube-apiserver"], timeout=300)
             self._verify(meta["counts"])
             st.update({k: meta["load"][k] for k in ("objects", "perKind", "loadSeconds", "kwokSeconds")
                        if k in meta["load"]})
@@ -287,7 +287,7 @@ class ScaleCluster:
             waiter = threading.Thread(target=lambda: gen_done.append((gen.wait(), time.time())), daemon=True)
             waiter.start()
             c.start_etcd(quota_backend_bytes=ETCD_QUOTA, timeout=120)
-            c.start_apiserver(bins["kube-apiserver"])
+            c.start_apiserver(bins["kube-apiserver"], timeout=300)
             st["apiserverStartSeconds"] = round(time.time() - t, 1)
             waiter.join()
             if gen_done[0][0] != 0:
@@ -533,16 +533,35 @@ class ScaleCluster:
             q = {"fieldSelector": "status.phase!=Running", "limit": limit, "includeObject": "None"}
             if cont:
                 q["continue"] = cont
-            page = self.cluster.client.request("GET", "/api/v1/pods", query=q, accept=TABLE)
+            page = self._read("/api/v1/pods", q, accept=TABLE)
             n += len(page.get("rows") or [])
             cont = (page.get("metadata") or {}).get("continue")
             if not cont:
                 return n
 
+    def _read(self, path, query, accept="application/json", raw=False, timeout=300):
+        """A GET that outlasts a busy or starting server: kube-apiserver answers 429 while its
+        watch cache of a kind initializes (150,000 pods take a while), and a request may time
+        out while the load keeps both cores busy."""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                return self.cluster.client.request("GET", path, query=query, accept=accept, raw=raw)
+            except ApiError as e:
+                if e.code not in (429, 500, 503, 504) or time.time() > deadline:
+                    raise
+                err = e
+            except OSError as e:
+                if time.time() > deadline:
+                    raise RuntimeError("GET %s: %s" % (path, e)) from None
+                err = e
+            self.log("GET %s: %s; again in 2 s" % (path, err))
+            time.sleep(2)
+
     def _status_writes(self):
         """kube-apiserver's count of writes to pods/status so far (KWOK's, while it runs)."""
         n = 0
-        for line in self.apiserver_metrics().splitlines():
+        for line in self._read("/metrics", None, accept="text/plain", raw=True).decode().splitlines():
             if (line.startswith("apiserver_request_total{") and 'resource="pods"' in line
                     and 'subresource="status"' in line and 'code="200"' in line
                     and any('verb="%s"' % v in line for v in ("PATCH", "UPDATE", "APPLY"))):
@@ -593,7 +612,7 @@ class ScaleCluster:
     # -- checks and the cache --------------------------------------------------------------
 
     def _count(self, path):
-        page = self.cluster.client.get(path, limit=1)
+        page = self._read(path, {"limit": 1})
         return len(page.get("items") or []) + int((page.get("metadata") or {}).get("remainingItemCount") or 0)
 
     def _verify(self, want, at_least=()):

@@ -153,7 +153,7 @@ class Cluster:
             time.sleep(0.05)
         self._fail("etcd did not become healthy in %.0f s" % timeout, "etcd")
 
-    def start_apiserver(self, binary):
+    def start_apiserver(self, binary, timeout=90.0):
         d = self.dir
         self.certs = simcerts.ensure_certs(os.path.join(d, "pki"))
         subprocess.run(["openssl", "genrsa", "-out", os.path.join(d, "pki", "sa.key"), "2048"],
@@ -187,7 +187,7 @@ class Cluster:
                      "--audit-log-path", self.audit_log, "--audit-log-format", "json", "--audit-log-maxbackup", "0"]
         p = self._spawn("kube-apiserver", argv)
         self.client = Client("127.0.0.1", self.port, self.certs["ca.crt"], self.harness_token)
-        deadline = time.time() + 90
+        deadline = time.time() + timeout
         while time.time() < deadline:
             if p.poll() is not None:
                 self._fail("kube-apiserver exited with status %d" % p.returncode, "kube-apiserver")
@@ -197,7 +197,7 @@ class Cluster:
             except (ApiError, OSError):
                 pass
             time.sleep(0.2)
-        self._fail("kube-apiserver was not ready in 90 s", "kube-apiserver")
+        self._fail("kube-apiserver was not ready in %.0f s" % timeout, "kube-apiserver")
 
     def stop(self):
         if getattr(self, "standin", None) is not None:
