@@ -19,10 +19,11 @@ What it does:
   ReplicaSet the snapshot does not hold) and no kube-scheduler (pods are created bound);
 - every object is written by server-side apply (PATCH, `application/apply-patch+yaml`, field
   manager `scale-loader`, force), so its managedFields are the server's own; status goes
-  through the status subresource for nodes, VMIs and the KubeVirt CR, the same way. The
-  snapshot's uid, resourceVersion, creationTimestamp and managedFields are dropped; owner
-  references and `kubevirt.io/created-by` labels are rewritten to the server's UIDs. Kinds go
-  in dependency order, the objects of one kind `workers` at a time;
+  through the status subresource the same way where the kind has one (nodes, the KubeVirt CR;
+  the VMI CRD has none: a VMI's status is applied with it). The snapshot's uid,
+  resourceVersion, creationTimestamp and managedFields are dropped; owner references and
+  `kubevirt.io/created-by` labels are rewritten to the server's UIDs. Kinds go in dependency
+  order, the objects of one kind `workers` at a time;
 - KWOK (tests/lab/build.sh's, with the lab's pod stages) is the kubelet of every node and moves
   each pod to Running; once all are, KWOK is stopped (keep_kwok=True leaves it running), so it
   adds no load to what is measured next. Without kube-controller-manager nothing marks a node
@@ -30,9 +31,9 @@ What it does:
   pod status is applied through the status subresource, and load_stats["podStatus"] says so;
 - a cache: after a load, etcd is stopped cleanly, its data directory copied to
   ${XDG_CACHE_HOME:-~/.cache}/descheduler-scale/<nodes>-<pods>-<vms>-s<seed>-<key>/ (key: a
-  hash of gen_cluster.py, this file, the CRDs, KWOK's stages and the kube-apiserver and etcd
-  versions) and etcd started again; a later start copies that directory in instead of
-  loading. TLS material and tokens are new on every start: etcd holds no secret that depends
+  hash of the code of gen_cluster.py and of this file, without docstrings and comments, the
+  CRDs, KWOK's stages and the kube-apiserver and etcd versions) and etcd started again; a
+  later start copies that directory in instead of loading. TLS material and tokens are new on every start: etcd holds no secret that depends
   on them (no controller-manager, so no token Secrets; the service-account signing key is
   only used for tokens issued later). cache=False loads afresh (and replaces the cache entry).
 
@@ -42,6 +43,7 @@ the admin token's requests and those of the users in `audited_users` are.
 """
 
 import argparse
+import ast
 import atexit
 import hashlib
 import json
@@ -133,6 +135,20 @@ def _du_mb(path):
             except OSError:
                 pass
     return round(total / 1048576.0, 1)
+
+
+def _code(path):
+    """A Python file's code without its docstrings and comments: rewording them does not throw
+    away a cache entry (the 150,000-pod one took 40 minutes to make)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            b = node.body
+            if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) \
+                    and isinstance(b[0].value.value, str):
+                node.body = b[1:] or [ast.Pass()]
+    return ast.dump(tree)   # no line numbers: moved code is the same code
 
 
 def cache_root():
@@ -236,6 +252,7 @@ class ScaleCluster:
 
     def _start(self):
         t0 = time.time()
+        self.commit = _commit()   # what ran, even if HEAD moves during a 40-minute load
         if not (shutil.which("etcd") or os.path.exists("/usr/bin/etcd")):
             raise LabUnavailable("no etcd (Debian package etcd-server; scripts/deps.sh test installs it)")
         bins, missing = built_binaries()
@@ -311,15 +328,14 @@ class ScaleCluster:
         st["apiserverPeakRssMB"] = _rss_mb(self.apiserver_pid(), "VmHWM")
         st["etcdRssMB"] = _rss_mb(self._proc("etcd").pid)
         st["etcdPeakRssMB"] = _rss_mb(self._proc("etcd").pid, "VmHWM")
-        st["commit"] = _commit()
+        st["commit"] = self.commit
         self.log("ready in %s (%s): %s" % (_dur(st["seconds"]), st["source"], json.dumps(st)))
 
     def _cache_key(self):
         """What the loaded etcd data depends on."""
         h = hashlib.sha256()
         for p in (GEN_CLUSTER, os.path.abspath(__file__)):
-            with open(p, "rb") as f:
-                h.update(f.read())
+            h.update(_code(p).encode())
         reg = simresources.Registry()
         h.update(json.dumps([simresources.crd_for(r) for r in reg.resources if r.custom], sort_keys=True,
                             default=str).encode())
@@ -668,7 +684,7 @@ class ScaleCluster:
             self._copy(os.path.join(self.dir, "etcd"), os.path.join(tmp, "etcd"))
             meta = {"nodes": self.nodes, "pods": self.pods, "vms": self.vms, "seed": self.seed, "key": self.key,
                     "podStatus": st["podStatus"], "counts": counts, "loadedOn": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "commit": _commit(), "load": dict(st)}
+                    "commit": self.commit, "load": dict(st)}
             with open(os.path.join(tmp, "meta.json"), "w") as f:   # written last: marks the entry complete
                 json.dump(meta, f, indent=1)
             if os.path.exists(self.cache_path):
@@ -775,8 +791,8 @@ def _tail(d, name, n=3000):
 
 
 def _commit():
-    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     return p.stdout.strip() or None
 
 
