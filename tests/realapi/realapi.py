@@ -123,7 +123,11 @@ class Cluster:
                 tail = f.read()[-3000:].decode("utf-8", "replace")
         raise RuntimeError("%s\n--- %s.log (end):\n%s" % (what, name, tail))
 
-    def start_etcd(self):
+    def start_etcd(self, quota_backend_bytes=2 << 30, timeout=10.0):
+        """quota_backend_bytes: etcd's backend quota (past it etcd refuses writes, "mvcc:
+        database space exceeded"); a harness that loads far more than the tests' snapshots
+        (tests/lab/scale.py) raises it. timeout: seconds until etcd must be healthy (a large
+        data directory copied in takes longer to open)."""
         etcd = shutil.which("etcd") or "/usr/bin/etcd"
         if not os.path.exists(etcd):
             raise RuntimeError("etcd not found (Debian package etcd-server; scripts/deps.sh realapi installs it)")
@@ -135,8 +139,9 @@ class Cluster:
             "--listen-peer-urls", "http://127.0.0.1:%d" % peer,
             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
             "--initial-cluster", "realapi=http://127.0.0.1:%d" % peer,
-            "--snapshot-count", "10000", "--quota-backend-bytes", str(2 << 30)])
-        for _ in range(200):
+            "--snapshot-count", "10000", "--quota-backend-bytes", str(quota_backend_bytes)])
+        deadline = time.time() + timeout
+        while time.time() < deadline:
             if p.poll() is not None:
                 self._fail("etcd exited with status %d" % p.returncode, "etcd")
             try:
@@ -146,9 +151,9 @@ class Cluster:
             except OSError:
                 pass
             time.sleep(0.05)
-        self._fail("etcd did not become healthy in 10 s", "etcd")
+        self._fail("etcd did not become healthy in %.0f s" % timeout, "etcd")
 
-    def start_apiserver(self, binary):
+    def start_apiserver(self, binary, timeout=90.0):
         d = self.dir
         self.certs = simcerts.ensure_certs(os.path.join(d, "pki"))
         subprocess.run(["openssl", "genrsa", "-out", os.path.join(d, "pki", "sa.key"), "2048"],
@@ -182,7 +187,7 @@ class Cluster:
                      "--audit-log-path", self.audit_log, "--audit-log-format", "json", "--audit-log-maxbackup", "0"]
         p = self._spawn("kube-apiserver", argv)
         self.client = Client("127.0.0.1", self.port, self.certs["ca.crt"], self.harness_token)
-        deadline = time.time() + 90
+        deadline = time.time() + timeout
         while time.time() < deadline:
             if p.poll() is not None:
                 self._fail("kube-apiserver exited with status %d" % p.returncode, "kube-apiserver")
@@ -192,7 +197,7 @@ class Cluster:
             except (ApiError, OSError):
                 pass
             time.sleep(0.2)
-        self._fail("kube-apiserver was not ready in 90 s", "kube-apiserver")
+        self._fail("kube-apiserver was not ready in %.0f s" % timeout, "kube-apiserver")
 
     def stop(self):
         if getattr(self, "standin", None) is not None:
