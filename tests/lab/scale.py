@@ -318,7 +318,8 @@ class ScaleCluster:
                 self._wait_running()
                 if not self.keep_kwok:
                     self._stop_kwok()
-            st["kwok"] = "running" if self.kwok_proc else "stopped"
+            st["kwok"] = ("not used" if self.pod_status != "kwok" else
+                          "running" if self.kwok_proc else "stopped")
             counts = self._verify(self.snapshot_counts, at_least=("Namespace", "PriorityClass"))
             st["etcdDbMBBeforeCompaction"] = self._etcd_db_mb()
             self._save_cache(counts)
