@@ -33,9 +33,10 @@ What it does:
   ${XDG_CACHE_HOME:-~/.cache}/descheduler-scale/<nodes>-<pods>-<vms>-s<seed>-<key>/ (key: a
   hash of the code of gen_cluster.py and of this file, without docstrings and comments, the
   CRDs, KWOK's stages and the kube-apiserver and etcd versions) and etcd started again; a
-  later start copies that directory in instead of loading. TLS material and tokens are new on every start: etcd holds no secret that depends
-  on them (no controller-manager, so no token Secrets; the service-account signing key is
-  only used for tokens issued later). cache=False loads afresh (and replaces the cache entry).
+  later start copies that directory in instead of loading. TLS material and tokens are new
+  on every start: etcd holds no secret that depends on them (no controller-manager, so no
+  token Secrets; the service-account signing key is only used for tokens issued later).
+  cache=False loads afresh (and replaces the cache entry).
 
 Audit: realapi's policy logs every user but its harness and the users named as unaudited. Here
 the loader writes as the harness and KWOK as its own user, so neither is in the audit log;
@@ -317,7 +318,8 @@ class ScaleCluster:
                 self._wait_running()
                 if not self.keep_kwok:
                     self._stop_kwok()
-            st["kwok"] = "running" if self.kwok_proc else "stopped"
+            st["kwok"] = ("not used" if self.pod_status != "kwok" else
+                          "running" if self.kwok_proc else "stopped")
             counts = self._verify(self.snapshot_counts, at_least=("Namespace", "PriorityClass"))
             st["etcdDbMBBeforeCompaction"] = self._etcd_db_mb()
             self._save_cache(counts)
@@ -370,7 +372,8 @@ class ScaleCluster:
         total = sum(len(v) for v in by_kind.values()) + n_pods
         self.snapshot_counts = {k: len(v) for k, v in by_kind.items()}
         self.snapshot_counts["Pod"] = n_pods
-        if n_pods != self.pods or len(by_kind["Node"]) != self.nodes or len(by_kind["VirtualMachineInstance"]) != self.vms:
+        if n_pods != self.pods or len(by_kind["Node"]) != self.nodes \
+                or len(by_kind["VirtualMachineInstance"]) != self.vms:
             raise RuntimeError("gen_cluster.py wrote %d nodes, %d pods, %d VMIs; asked for %d, %d, %d"
                                % (len(by_kind["Node"]), n_pods, len(by_kind["VirtualMachineInstance"]),
                                   self.nodes, self.pods, self.vms))
@@ -598,7 +601,8 @@ class ScaleCluster:
             if low:
                 raise RuntimeError("waiting for KWOK: " + low)
             if self.kwok_proc.poll() is not None:
-                raise RuntimeError("KWOK exited with status %s\n%s" % (self.kwok_proc.returncode, _tail(self.dir, "kwok")))
+                raise RuntimeError("KWOK exited with status %s\n%s"
+                                   % (self.kwok_proc.returncode, _tail(self.dir, "kwok")))
             now = time.time()
             written = self._status_writes() - base
             if written != last_written:
@@ -619,7 +623,8 @@ class ScaleCluster:
                 rate = written / max(el, 1e-9)
                 self.log("kwok: %d pod status writes for %d pods%s, %.0f/s, %s elapsed, ETA %s"
                          % (written, self.pods, "" if left is None else " (%d not Running at the last count)" % left,
-                            rate, _dur(el), _dur((self.pods - written) / rate) if rate > 0 and written < self.pods else "?"))
+                            rate, _dur(el),
+                            _dur((self.pods - written) / rate) if rate > 0 and written < self.pods else "?"))
             # /metrics is megabytes at scale: read it often only while a small cluster may be done
             time.sleep(0.5 if now - t0 < 10 else PROGRESS_SECONDS)
         self.load_stats["kwokSeconds"] = round(time.time() - t0, 1)
@@ -683,7 +688,8 @@ class ScaleCluster:
         try:
             self._copy(os.path.join(self.dir, "etcd"), os.path.join(tmp, "etcd"))
             meta = {"nodes": self.nodes, "pods": self.pods, "vms": self.vms, "seed": self.seed, "key": self.key,
-                    "podStatus": st["podStatus"], "counts": counts, "loadedOn": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "podStatus": st["podStatus"], "counts": counts,
+                    "loadedOn": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "commit": self.commit, "load": dict(st)}
             with open(os.path.join(tmp, "meta.json"), "w") as f:   # written last: marks the entry complete
                 json.dump(meta, f, indent=1)
@@ -695,7 +701,8 @@ class ScaleCluster:
                 shutil.rmtree(tmp, ignore_errors=True)
         st["cacheSaveSeconds"] = round(time.time() - t, 1)
         st["cacheMB"] = _du_mb(self.cache_path)
-        self.log("cached etcd's data (%.0f MB) in %s (%.1f s)" % (st["cacheMB"], self.cache_path, st["cacheSaveSeconds"]))
+        self.log("cached etcd's data (%.0f MB) in %s (%.1f s)"
+                 % (st["cacheMB"], self.cache_path, st["cacheSaveSeconds"]))
         c._spawn("etcd", argv, env)
         self._wait_etcd(120)
         self._wait_readyz(120)
@@ -720,7 +727,8 @@ class ScaleCluster:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if p.poll() is not None:
-                raise RuntimeError("kube-apiserver exited with status %s\n%s" % (p.returncode, _tail(self.dir, "kube-apiserver")))
+                raise RuntimeError("kube-apiserver exited with status %s\n%s"
+                                   % (p.returncode, _tail(self.dir, "kube-apiserver")))
             try:
                 if self.cluster.client.request("GET", "/readyz", raw=True) == b"ok":
                     return
