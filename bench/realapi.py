@@ -638,7 +638,7 @@ def main():
     ap.add_argument("--deployment-repeats", type=int, default=1, help="Deployment-mode runs of each (default 1)")
     ap.add_argument("--cycles", type=int, default=20, help="Deployment-mode cycles (default 20)")
     ap.add_argument("--interval", type=float, default=0,
-                    help="Deployment-mode interval, s (default: 1.5x upstream's one-shot wall, at least 5)")
+                    help="Deployment-mode interval, s (default: 20 s per 150,000 pods, at least 5)")
     ap.add_argument("--churn", type=float, default=0.01, help="share of the pods changed each interval (0.01)")
     ap.add_argument("--restart-cycles", type=int, default=4, help="cycles after the API server restart (4)")
     ap.add_argument("--down-seconds", type=float, default=3.0, help="the API server stays down this long (3)")
@@ -670,6 +670,7 @@ def main():
               "upstream": os.path.basename(os.path.dirname(binaries["upstream"])), "sizes": {},
               "method": "tests/lab/scale.py: real etcd + kube-apiserver, no KubeVirt, KWOK stopped after the load; "
                         "figures of the API server are its process CPU and /metrics less its idle or churn-only rate"}
+    user_interval = a.interval
     for size in a.sizes.split():
         nodes, pods = (int(x) for x in size.split(":")[:2])
         vms = int(size.split(":")[2]) if size.count(":") == 2 else pods * 2 // 15
@@ -689,9 +690,8 @@ def main():
                 for r in range(a.repeats):
                     for who in (order if r % 2 == 0 else order[::-1]):
                         runs[who]["oneshot"].append(runner.oneshot(who, idle))
-            if a.interval <= 0:
-                walls = [x["wall"] for x in runs["upstream"]["oneshot"]] or [10.0]
-                a.interval = max(5.0, round(1.5 * median(walls)))
+            # both binaries' steady cycles at 150,000 pods take a few seconds on this machine
+            interval = a.interval = user_interval if user_interval > 0 else max(5.0, round(20.0 * pods / 150000))
             if "deployment" in only or "restart" in only:
                 names = pod_names(sc)
                 cost = churn_cost(runner, names, max(30.0, 3 * a.interval))
@@ -709,7 +709,7 @@ def main():
                     runs[who]["restart"].append(d)
             entry = {"ours": summarize(runs["ours"]), "upstream": summarize(runs["upstream"]),
                      "load": sc.load_stats, "apiserverIdleCpuPerSecond": idle[0],
-                     "interval": a.interval, "cycles": a.cycles, "churn": a.churn}
+                     "interval": interval, "cycles": a.cycles, "churn": a.churn}
             if "deployment" in only or "restart" in only:
                 entry["churnAlone"] = cost
             entry["ratios"] = ratios(entry["ours"], entry["upstream"])
