@@ -396,6 +396,7 @@ class Runner:
         samples = []         # per cycle end: server snapshot, RSS MB, wall time
         churn = None
         restart = {}
+        restart_at = None
         started = None
         pos = 0
         deadline = time.time() + a_.deployment_timeout
@@ -431,8 +432,12 @@ class Runner:
                             if len(cycles) == 1:
                                 churn = Churn(self.sc, pods, interval, a_.churn, a_.seed).start()
                             if restart_after is not None and len(cycles) == restart_after:
-                                threading.Thread(target=self._restart, args=(restart, interval / 2.0),
-                                                 daemon=True).start()
+                                restart_at = time.time() + interval / 2.0
+                    # on this thread: the server it starts again dies with the thread that
+                    # started it (the lab's processes ask for PR_SET_PDEATHSIG, which follows
+                    # the thread), and this one lasts the whole run
+                    if restart_at is not None and "killed" not in restart and time.time() >= restart_at:
+                        self._restart(restart)
                     time.sleep(0.1)
         finally:
             if churn:
@@ -473,13 +478,12 @@ class Runner:
         self.pdbs.reset()
         return out
 
-    def _restart(self, into, delay):
-        time.sleep(delay)
+    def _restart(self, into):
         into["killed"] = time.time()
         try:
             into["startSeconds"] = self.sc.restart_apiserver(down_seconds=self.a.down_seconds)
             into["ready"] = time.time()
-        except Exception as e:  # the run ends and says so (deployment() raises it)
+        except Exception as e:  # the run ends and says so
             into["error"] = "restarting kube-apiserver: %s" % e
 
     def _restart_figures(self, restart, mine, user, t_end):
@@ -670,6 +674,24 @@ def main():
               "upstream": os.path.basename(os.path.dirname(binaries["upstream"])), "sizes": {},
               "method": "tests/lab/scale.py: real etcd + kube-apiserver, no KubeVirt, KWOK stopped after the load; "
                         "figures of the API server are its process CPU and /metrics less its idle or churn-only rate"}
+    def save():
+        # after every phase: a run stopped half-way keeps what it measured ("partial")
+        os.makedirs(os.path.dirname(a.out), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(result, f, indent=1, sort_keys=True)
+
+    def record(size, runs, sc, idle, interval, cost, partial):
+        entry = {"ours": summarize(runs["ours"]), "upstream": summarize(runs["upstream"]),
+                 "load": sc.load_stats, "apiserverIdleCpuPerSecond": idle[0],
+                 "interval": interval, "cycles": a.cycles, "churn": a.churn}
+        if cost:
+            entry["churnAlone"] = cost
+        entry["ratios"] = ratios(entry["ours"], entry["upstream"])
+        if partial:
+            entry["partial"] = True
+        result["sizes"][size] = entry
+        save()
+
     user_interval = a.interval
     for size in a.sizes.split():
         nodes, pods = (int(x) for x in size.split(":")[:2])
@@ -686,12 +708,14 @@ def main():
             log("API server idle: %.3f CPU s/s, %.0f bytes/s" % idle)
             runs = {who: {"oneshot": [], "deployment": [], "restart": []} for who in USERS}
             order = ["ours", "upstream"]
+            # both binaries' steady cycles at 150,000 pods take a few seconds on this machine
+            interval = a.interval = user_interval if user_interval > 0 else max(5.0, round(20.0 * pods / 150000))
+            cost = None
             if "oneshot" in only:
                 for r in range(a.repeats):
                     for who in (order if r % 2 == 0 else order[::-1]):
                         runs[who]["oneshot"].append(runner.oneshot(who, idle))
-            # both binaries' steady cycles at 150,000 pods take a few seconds on this machine
-            interval = a.interval = user_interval if user_interval > 0 else max(5.0, round(20.0 * pods / 150000))
+                record(size, runs, sc, idle, interval, cost, True)
             if "deployment" in only or "restart" in only:
                 names = pod_names(sc)
                 cost = churn_cost(runner, names, max(30.0, 3 * a.interval))
@@ -702,18 +726,14 @@ def main():
                         log("%s Deployment: %d cycles, median %.2f s, LISTs after sync %d, API server %.3f CPU s/cycle"
                             % (who, d["cycles"], d["cycleMedian"], d["listsAfterSync"], d["apiserverCpuPerCycle"]))
                         runs[who]["deployment"].append(d)
+                        record(size, runs, sc, idle, interval, cost, True)
             if "restart" in only:
                 for who in order:
                     d = runner.deployment(who, names, cost, restart_after=3)
                     log("%s restart: %s" % (who, json.dumps(d["restart"])))
                     runs[who]["restart"].append(d)
-            entry = {"ours": summarize(runs["ours"]), "upstream": summarize(runs["upstream"]),
-                     "load": sc.load_stats, "apiserverIdleCpuPerSecond": idle[0],
-                     "interval": interval, "cycles": a.cycles, "churn": a.churn}
-            if "deployment" in only or "restart" in only:
-                entry["churnAlone"] = cost
-            entry["ratios"] = ratios(entry["ours"], entry["upstream"])
-            result["sizes"][size] = entry
+                    record(size, runs, sc, idle, interval, cost, True)
+            record(size, runs, sc, idle, interval, cost, False)
         finally:
             sc.stop()
         subprocess.run(["rm", "-rf", workdir])
@@ -723,9 +743,7 @@ def main():
             p = subprocess.run([sys.executable, t, "--measure", "--repeats", "3"], stdout=subprocess.PIPE, text=True,
                                env=dict(os.environ, DESCHEDULER=binaries["ours"]))
             result["leaderElection"] = json.loads(p.stdout) if p.returncode == 0 else {"error": "exit %d" % p.returncode}
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
+    save()
     print_table(result)
     print("\nwritten: %s (commit %s)" % (a.out, result["commit"]))
     return 0
