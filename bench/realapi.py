@@ -491,7 +491,8 @@ class Runner:
             return {"recovered": False, "why": "the restart did not finish"}
         killed, ready = restart["killed"], restart["ready"]
         before = [ev for ev in mine if audit_time(ev, "requestReceivedTimestamp") < killed]
-        after = [ev for ev in mine if audit_time(ev, "requestReceivedTimestamp") >= ready]
+        # from the kill on: the new server takes requests before its /readyz says ok
+        after = [ev for ev in mine if audit_time(ev, "requestReceivedTimestamp") >= killed]
         # the kinds it read before: each must be read again (a watch re-opened, or a list)
         kinds = sorted({(ev.get("objectRef") or {}).get("resource") for ev in before
                         if ev.get("verb") in ("list", "watch")})
@@ -509,7 +510,10 @@ class Runner:
                      and ev.get("stage") == "ResponseComplete"]
         early = [ev for ev in evictions if synced_at is None or audit_time(ev, "requestReceivedTimestamp") < synced_at]
         gone = [ev for ev in evictions if (ev.get("responseStatus") or {}).get("code") in (404, 409)]
+        # secondsToSync is from the server's /readyz ok: below 0 when every kind was open again
+        # before the server said it was ready
         return {"recovered": recovered, "secondsToSync": (synced_at - ready) if synced_at else None,
+                "secondsToSyncFromKill": (synced_at - killed) if synced_at else None,
                 "kindsToReopen": kinds, "kindsReopened": sorted(reopened),
                 "listsAfterRestart": lists(after),
                 "requestsToRecover": audit_requests(after, user, until=synced_at or t_end),
@@ -551,7 +555,8 @@ def summarize(runs):
                         "seconds": median([r["startup"]["seconds"] for r in dep])}
     if rst:
         r = rst[-1]["restart"]
-        s["restart"] = {k: r.get(k) for k in ("recovered", "secondsToSync", "listsAfterRestart", "staleEvictions",
+        s["restart"] = {k: r.get(k) for k in ("recovered", "secondsToSync", "secondsToSyncFromKill",
+                                              "listsAfterRestart", "staleEvictions",
                                               "evictionsBeforeSync", "evictionsOfGonePods", "requestsToRecover",
                                               "apiserverDownSeconds", "kindsToReopen", "kindsReopened")}
     return s
