@@ -26,8 +26,8 @@ the strings and copies, which the compaction threshold does not count). It fails
     cache's objects (model minus shared: they follow the cluster), and the resident memory
     less what the cache's objects share (which grows by design until a compaction);
   - what compaction counts (shared minus sharedTables: the strings and copies) grows by more
-    than the compaction threshold plus a margin of one cycle's growth from its value at the
-    first cycle or the first after a compaction (compaction did not bound it);
+    than the compaction threshold plus a margin (MARGIN_MB below) from its value at the first
+    cycle or the first after a compaction (compaction did not bound it);
   - the tables grow beyond what doubling allows for that content (TABLES_WHY below);
   - a cycle's evictions plus requests in flight exceed the policy's maxNoOfPodsToEvictTotal;
   - an eviction or a request is logged in a cycle whose view of the cluster was incomplete (a
