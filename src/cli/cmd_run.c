@@ -408,6 +408,7 @@ static model *cache_model(runner *r, cycle_timings *tm, dserr *err) {
   watch_cache_stats(r->cache, &ws);
   tm->model = ws.bytes;
   tm->shared = ws.shared;
+  tm->shared_tables = ws.shared_tables;
   tm->objects = ws.objects;
   return m;
 }

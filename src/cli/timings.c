@@ -29,7 +29,7 @@ void timings_log(const cycle_timings *t) {
   /* klog key order: the phases in the order they run, then the totals */
   if (!LOG_ON(3))
     return;
-  log_field f[14];
+  log_field f[15];
   size_t n = 0;
   if (t->list >= 0) {
     f[n++] = LFLOAT("list", us(t->list));
@@ -49,8 +49,10 @@ void timings_log(const cycle_timings *t) {
   f[n++] = LUINT("objects", t->objects);
   f[n++] = LUINT("pods", t->pods);
   f[n++] = LUINT("model", t->model);
-  if (t->shared)
+  if (t->shared) {
     f[n++] = LUINT("shared", t->shared);
+    f[n++] = LUINT("sharedTables", t->shared_tables);
+  }
   f[n++] = LUINT("rss", rss_bytes());
   log_write('I', 3, __FILE__, __LINE__, "Cycle timings", NULL, NULL, f, n);
 }

@@ -14,7 +14,8 @@
  * not the Events, which a client of their own sends beside the cycle). total = the whole cycle: total - wait is the part of it
  * this process spends, whatever the server's load.
  * Then the pages and bytes listed, the objects read, the pods and the model's bytes (with the
- * watch cache: shared, the part its objects share, see kube/watch.h), and rss:
+ * watch cache: shared, the part its objects share, and of it sharedTables, the hash tables
+ * that find it, which --watch-cache-compact-bytes does not count; see kube/watch.h), and rss:
  * the resident memory (bytes) at the end of the cycle, with its model still held. */
 #ifndef DS_CLI_TIMINGS_H
 #define DS_CLI_TIMINGS_H
@@ -30,6 +31,7 @@ typedef struct {
   size_t pages, bytes, objects;
   size_t pods, model; /* the model's pods and the bytes it holds (model_bytes) */
   size_t shared;      /* watch cache: of model, what its objects share (0: no cache) */
+  size_t shared_tables; /* of shared, the tables that find it: compaction does not count them */
 } cycle_timings;
 
 /* Logs t as the "Cycle timings" line at V3; fields that do not apply (simulate does not

@@ -1227,6 +1227,7 @@ void watch_cache_stats(watch_cache *w, watch_stats *st) {
   memset(st, 0, sizeof *st);
   /* what objects share, then each object with its arena's header and the heap's */
   st->shared = shared_bytes(w);
+  st->shared_tables = st->shared - shared_content(w);
   st->bytes = st->shared + w->object_bytes;
   for (int k = 0; k < KIND_CYCLE_COUNT; k++) {
     st->objects += w->res[k].n;

@@ -86,6 +86,8 @@ typedef struct {
   size_t objects; /* objects held */
   size_t bytes;   /* the objects' memory, what they share, the indexes */
   size_t shared;  /* of bytes, what they share (interned strings, model_share's arrays) */
+  size_t shared_tables; /* of shared, the two hash tables that find them; the rest is what
+                         * --watch-cache-compact-bytes bounds (the tables grow by doubling) */
 } watch_stats;
 void watch_cache_stats(watch_cache *w, watch_stats *st);
 

@@ -8,13 +8,16 @@
 #  1b. Compaction: pods relabelled with values never seen leave the strings and arrays they
 #     shared unused; the cache drops its objects and lists every kind again into a fresh table
 #     (its watches stay open), what it shares shrinks, and the cycles still decide as a fresh
-#     list does.
+#     list does. The strings and arrays (the timings line's shared minus sharedTables) never
+#     grow by the threshold without a compaction.
 #  2. (simulator) Watch faults: a 410 ERROR event (the kind is listed again), a stream cut
 #     (opened again from its resourceVersion, no list), repeated and reordered events (ignored
 #     as older than the cache), a watch answered 503 (the cache is not synced and the cycles
 #     evict nothing until it is open again). Each time the decisions still equal a fresh list's.
 #     A compaction while the pods' watch lags: its late events are ignored (the list has them);
 #     one whose list fails: no cycle runs until the list is retried and the compaction completes.
+#     A 410 halfway to the threshold: the compaction still comes at the threshold counted from
+#     the first lists (the list after the 410 does not move its base).
 #  3. (simulator) A pod replaced behind the cache's back (its events dropped) is not evicted:
 #     its eviction carries the UID the cycle decided on and the API server refuses it (409);
 #     one deleted behind its back is not either (404); another pod of the same node is evicted.
@@ -222,6 +225,25 @@ for l in done:
 first = lines.index(done[0])
 shared = [int(m.group(1)) for l in lines[first:] for m in [re.search(r'"Cycle timings".* shared=(\d+)', l)] if m]
 assert shared, "no cycle after the compaction"
+# Compaction counts the strings and copies alone, not the tables that find them (they grow by
+# doubling): the timings line says the tables apart, and what is left has grown by less than
+# the threshold since the first cycle or the first after a compaction, whose pump set the base.
+# No kind is listed again here but by a compaction, so no margin is needed.
+base = None
+for l in lines:
+    if '"Compacted the watch cache"' in l:
+        base = None
+    m = re.search(r'"Cycle timings".* shared=(\d+) sharedTables=(\d+)', l)
+    if not m:
+        continue
+    content = int(m.group(1)) - int(m.group(2))
+    assert 0 < content < int(m.group(1)), l
+    if base is None:
+        base = content
+    assert content - base < 20000, "the shared content grew %d bytes without a compaction: %s" % (content - base, l)
+for l in lines:
+    if '"Compacting the watch cache' in l:
+        assert int(re.search(r"growthBytes=(\d+)", l).group(1)) >= 20000, l
 print("compactions: %d, shared bytes %s" % (len(done), [int(re.search(r"sharedBytesAfter=(\d+)", l).group(1)) for l in done]))
 PY
 # each compaction listed every kind once, and only that: the watches stayed open
@@ -383,6 +405,73 @@ expect_err '"Ignoring a watch event" kind="Pod" type="ADDED" object="default" na
 expect_err '"Ignoring a watch event" kind="Pod" type="DELETED" object="default" name="watch-test-ghost" why="not newer than the cache'"'"'s list"'
 checks=$((checks + 1))
 ! grep -q watch-test-ghost "$TMP/lag.jsonl" || fail "a cycle saw the pod created and deleted while the watch lagged"
+
+# a 410 halfway to the compaction threshold: the pods listed again after it leave the base of
+# the growth where the first lists put it, so the compaction comes at the threshold counted
+# from there, not from the list after the 410
+stop_sims
+echo '[{"verb":"watch","path":"^/api/v1/pods$","watchExpire":1,"count":1}]' >"$TMP/expire-compact.faults.json"
+sim_start "$CLUSTER" --faults "$TMP/expire-compact.faults.json"
+start_loop expire-compact --v 3 --watch-cache-compact-bytes 20000
+wait_cycles 2
+node=$(kc get nodes -o name | head -1)
+step=0
+grow() { # node labels never seen (long keys and values): a few kB more of strings and arrays
+  local i labels=
+  step=$((step + 1))
+  for i in $(seq 1 10); do
+    labels="$labels t0207.example.com/k$(printf '%02d%02d%055d' "$step" "$i" 0)=v$(printf '%02d%02d%058d' "$step" "$i" 0)"
+  done
+  kc label "$node" $labels >/dev/null || fail "kubectl label"
+  wait_cycles 1
+}
+grown() { # the shared content's growth from the first cycle to the last
+  python3 - "$TMP/err" <<'PY'
+import re, sys
+c = [int(m.group(1)) - int(m.group(2)) for l in open(sys.argv[1])
+     for m in [re.search(r'"Cycle timings".* shared=(\d+) sharedTables=(\d+)', l)] if m]
+print(c[-1] - c[0])
+PY
+}
+while [ "$(grown)" -lt 10000 ]; do
+  [ "$step" -lt 20 ] || fail "the shared content did not grow by 10000 bytes in 20 steps"
+  grow
+done
+checks=$((checks + 1))
+! grep -q '"Compacting the watch cache' "$TMP/err" || fail "a compaction before the threshold"
+# one pod event, then the 410
+kc annotate pod -n "$(json_eval "$TMP/pods.json" 'd["items"][0]["metadata"]["namespace"]')" \
+  "$(json_eval "$TMP/pods.json" 'd["items"][0]["metadata"]["name"]')" watch-test/expire=1 --overwrite >/dev/null || fail "kubectl annotate"
+for _ in $(seq 1 100); do grep -q '"Listed for the watch cache" kind="Pod" reason="expired"' "$TMP/err" && break; sleep 0.1; done
+wait_cycles 1
+before=$step
+while ! grep -q '"Compacted the watch cache"' "$TMP/err"; do
+  [ "$step" -lt $((before + 20)) ] || fail "no compaction in 20 steps after the 410"
+  grow
+done
+wait_cycles 1
+stop_loop
+expect_err '"Listed for the watch cache" kind="Pod" reason="expired"'
+checks=$((checks + 1))
+python3 - "$TMP/err" <<'PY' || fail "the list after a 410 moved the base of the compaction's growth"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+relist = min(i for i, l in enumerate(lines) if '"Listed for the watch cache" kind="Pod" reason="expired"' in l)
+start = min(i for i, l in enumerate(lines) if '"Compacting the watch cache' in l)
+assert relist < start, "the compaction came before the 410"
+content = {i: int(m.group(1)) - int(m.group(2)) for i, l in enumerate(lines)
+           for m in [re.search(r'"Cycle timings".* shared=(\d+) sharedTables=(\d+)', l)] if m}
+base = content[min(content)]
+at_relist = max(c for i, c in content.items() if i < relist) - base
+peak = max(c for i, c in content.items() if i < start) - base
+growth = int(re.search(r"growthBytes=(\d+)", lines[start]).group(1))
+# before the 410 the content had grown by half the threshold; it never grew by the threshold
+# without a compaction, and the compaction counted from the first lists
+assert at_relist >= 10000, at_relist
+assert peak < 20000, "grew %d bytes without a compaction" % peak
+assert 20000 <= growth, lines[start]
+print("410 after %d bytes of growth; compaction at growthBytes=%d" % (at_relist, growth))
+PY
 
 # ---------- 3. a pod replaced behind the cache's back is not evicted ----------
 stop_sims
