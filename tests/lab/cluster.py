@@ -293,7 +293,9 @@ _libc = None
 
 def _child_setup():
     # runs in the child between fork and exec: die with the parent (SIGKILL), so a killed test
-    # leaves no orphans; the new session (start_new_session) makes it a process group to stop
+    # leaves no orphans; the new session (start_new_session) makes it a process group to stop.
+    # Linux sends the signal when the *thread* that forked exits, not the process: start a
+    # component only from a thread that outlives it (a short-lived thread's child dies with it)
     try:
         _libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
