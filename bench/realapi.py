@@ -66,8 +66,8 @@ from kubeclient import ApiError  # noqa: E402
 POLICY = os.path.join(HERE, "policy-lnu.yaml")
 USERS = {"ours": "bench-ours", "upstream": "bench-upstream"}
 KLOG_TIME = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+)")
-CYCLE_START = '"Resetting pod evictor counters"'
-CYCLE_START_UPSTREAM = "Resetting pod evictor counters"
+# unquoted: upstream writes this line with Infof, ours as a structured message
+CYCLE_START = "Resetting pod evictor counters"
 CYCLE_END = '"Number of evictions/requests"'
 
 
@@ -81,8 +81,8 @@ def median(values):
 
 
 def klog_seconds(line):
-    """Seconds of the day of a klog line's header (enough: a run does not cross midnight's date
-    change without the day changing too, which the month/day fields carry)."""
+    """A klog line's header time in seconds, for differences within a run (the month and day
+    count, so a run across midnight still subtracts right)."""
     m = KLOG_TIME.match(line)
     if not m:
         return None
@@ -417,7 +417,7 @@ class Runner:
                         chunk = chunk[:chunk.rfind("\n") + 1]
                     pos += len(chunk.encode())
                     for line in chunk.splitlines():
-                        if CYCLE_START_UPSTREAM in line:
+                        if CYCLE_START in line:
                             started = klog_seconds(line)
                         elif CYCLE_END in line and started is not None:
                             cycles.append((started, klog_seconds(line)))
