@@ -106,18 +106,22 @@ class ServerSide:
         return bench.proc_cpu(self.sc.apiserver_pid())
 
     def bytes_sent(self):
-        """Response bytes of reads (GET, LIST) plus the bytes of the watch events it sent."""
-        total = 0.0
+        """Response bytes of reads (GET, LIST) plus the bytes of the watch events it sent, by
+        "VERB resource" ("WATCH-EVENTS kind" for the events)."""
+        out = {}
         for line in self.sc.apiserver_metrics().splitlines():
             m = METRIC.match(line)
             if not m:
                 continue
             name, labels, value = m.group(1), dict(LABEL.findall(m.group(2) or "")), m.group(3)
             if name == "apiserver_response_sizes_sum" and labels.get("verb") in ("GET", "LIST"):
-                total += float(value)
+                key = "%s %s" % (labels["verb"], labels.get("resource", ""))
             elif name == "apiserver_watch_events_sizes_sum":
-                total += float(value)
-        return total
+                key = "WATCH-EVENTS %s" % labels.get("kind", labels.get("resource", ""))
+            else:
+                continue
+            out[key] = out.get(key, 0.0) + float(value)
+        return out
 
     def snapshot(self):
         """Its CPU before and after reading its /metrics (rendering them is work of its own,
@@ -125,11 +129,13 @@ class ServerSide:
         "before")."""
         t, before = time.time(), self.cpu()
         sent = self.bytes_sent()
-        return {"t": t, "cpu": before, "cpuAfter": self.cpu(), "bytes": sent}
+        return {"t": t, "cpu": before, "cpuAfter": self.cpu(), "bytes": sum(sent.values()), "byResource": sent}
 
     @staticmethod
     def delta(a, b):
-        return {"seconds": b["t"] - a["t"], "cpu": b["cpu"] - a["cpuAfter"], "bytes": b["bytes"] - a["bytes"]}
+        by = {k: v - a["byResource"].get(k, 0.0) for k, v in b["byResource"].items()}
+        return {"seconds": b["t"] - a["t"], "cpu": b["cpu"] - a["cpuAfter"], "bytes": b["bytes"] - a["bytes"],
+                "bytesByResource": {k: round(v) for k, v in by.items() if v >= 1}}
 
 
 def audit_requests(events, user, since=None, until=None):
@@ -380,7 +386,8 @@ class Runner:
         log("%s one-shot: wall %.2f s, CPU %.2f s, RSS %.0f MB; API server CPU %.2f s, %.1f MB sent; "
             "%d evictions put back" % (who, wall, cpu, rss, d["cpu"] - idle[0] * d["seconds"], d["bytes"] / 1e6, restored))
         return {"wall": wall, "cpu": cpu, "rssMB": rss, "apiserverCpu": d["cpu"] - idle[0] * d["seconds"],
-                "bytes": d["bytes"] - idle[1] * d["seconds"], "requests": reqs, "evicted": restored}
+                "bytes": d["bytes"] - idle[1] * d["seconds"], "bytesByResource": d["bytesByResource"],
+                "requests": reqs, "evicted": restored}
 
     def deployment(self, who, pods, churn_cost, restart_after=None):
         """One Deployment-mode run; with restart_after=K, kube-apiserver is restarted once cycle K
@@ -458,7 +465,7 @@ class Runner:
                "rssMB": [round(s["rssMB"], 1) for s in samples]}
         startup = ServerSide.delta(s0, samples[0]["server"])
         out["startup"] = {"seconds": sync_end - t_start, "apiserverCpu": startup["cpu"],
-                          "bytes": startup["bytes"],
+                          "bytes": startup["bytes"], "bytesByResource": startup["bytesByResource"],
                           "requests": audit_requests(mine, user, until=sync_end)}
         if restart_after is None:
             steady = ServerSide.delta(samples[0]["server"], samples[-1]["server"])
@@ -649,6 +656,8 @@ def main():
     ap.add_argument("--interval", type=float, default=0,
                     help="Deployment-mode interval, s (default: 20 s per 150,000 pods, at least 5)")
     ap.add_argument("--churn", type=float, default=0.01, help="share of the pods changed each interval (0.01)")
+    ap.add_argument("--restart-after", type=int, default=3,
+                    help="the API server is restarted after this many cycles of a restart run (3)")
     ap.add_argument("--restart-cycles", type=int, default=4, help="cycles after the API server restart (4)")
     ap.add_argument("--down-seconds", type=float, default=3.0, help="the API server stays down this long (3)")
     ap.add_argument("--restart-watch", type=float, default=60.0,
@@ -661,6 +670,12 @@ def main():
     ap.add_argument("--binary", default=os.environ.get("DESCHEDULER") or os.path.join(ROOT, "build", "descheduler"))
     a = ap.parse_args()
     only = set(a.only.split(","))
+    unknown = only - {"oneshot", "deployment", "restart", "leader"}
+    if unknown:
+        ap.error("--only: unknown part(s) %s (expected a comma-separated subset of oneshot,deployment,restart,leader)"
+                 % ",".join(sorted(unknown)))
+    if a.restart_after < 1 or a.restart_cycles < 1 or a.cycles < 2:
+        ap.error("--restart-after and --restart-cycles must be at least 1, --cycles at least 2")
 
     up = subprocess.run([os.path.join(HERE, "upstream.sh"), "--print"], stdout=subprocess.PIPE, text=True)
     if up.returncode == 3:
@@ -734,7 +749,7 @@ def main():
                         record(size, runs, sc, idle, interval, cost, True)
             if "restart" in only:
                 for who in order:
-                    d = runner.deployment(who, names, cost, restart_after=3)
+                    d = runner.deployment(who, names, cost, restart_after=a.restart_after)
                     log("%s restart: %s" % (who, json.dumps(d["restart"])))
                     runs[who]["restart"].append(d)
                     record(size, runs, sc, idle, interval, cost, True)
