@@ -95,11 +95,13 @@ const char *const *decode_unread_paths(void);
 int decode_stream_page(const char *name, const char *body, size_t len, const char *kind,
                        doc_item_cb cb, void *ctx, arena *hdr, doc_node **header, dserr *err);
 
-/* The fields of a Pod the decoders read, by protobuf number (pbschema.c): a PodList page in
- * kube-apiserver's protobuf encoding is read with it (doc/doc_pb.h). */
+/* The fields of a Pod and of a Node the decoders read, by protobuf number (pbschema.c): a
+ * PodList or NodeList page in kube-apiserver's protobuf encoding is read with them
+ * (doc/doc_pb.h). */
 extern const pb_msg decode_pod_pb;
-/* The protobuf schema of a list item of this kind ("Pod"), NULL when lists of that kind are
- * read as JSON only. */
+extern const pb_msg decode_node_pb;
+/* The protobuf schema of a list item of this kind ("Pod", "Node"), NULL when lists of that
+ * kind are read as JSON only (custom resources are served in JSON). */
 const pb_msg *decode_pb_schema(const char *kind);
 
 /* ---------- actual utilization (usage.c) ---------- */

@@ -1,14 +1,15 @@
-/* pbschema.c - the fields of a Pod the decoders read (objects.c), as protobuf numbers.
+/* pbschema.c - the fields of a Pod and of a Node the decoders read (objects.c), as protobuf
+ * numbers.
  *
- * kube-apiserver's protobuf for a PodList is read by these tables (doc/doc_pb.h) into the
- * tree the JSON reader would build from the same pods, cut down to the fields below. Field
- * numbers are k8s.io/api/core/v1/generated.proto's and k8s.io/apimachinery's
- * pkg/apis/meta/v1/generated.proto's; PB_OMITEMPTY marks the fields that are no pointer in Go
- * and `omitempty` in their JSON tag (core/v1/types.go, meta/v1/types.go).
+ * kube-apiserver's protobuf for a PodList or a NodeList is read by these tables
+ * (doc/doc_pb.h) into the tree the JSON reader would build from the same objects, cut down to
+ * the fields below. Field numbers are k8s.io/api/core/v1/generated.proto's and
+ * k8s.io/apimachinery's pkg/apis/meta/v1/generated.proto's; PB_OMITEMPTY marks the fields that
+ * are no pointer in Go and `omitempty` in their JSON tag (core/v1/types.go, meta/v1/types.go).
  *
- * A field objects.c's pod decoder reads must be named here, or a pod read from protobuf
- * lacks it: tests/unit/test_decode.c decodes every test pod from its JSON and from its JSON
- * cut down to this schema and compares the pods. */
+ * A field objects.c's pod or node decoder reads must be named here, or an object read from
+ * protobuf lacks it: tests/unit/test_doc_pb.c decodes every test pod and node from its JSON
+ * and from its JSON cut down to this schema and compares them. */
 #include "decode.h"
 
 #include <string.h>
@@ -243,6 +244,47 @@ static const pb_field pod_fields[] = {
 };
 const pb_msg decode_pod_pb = MSG("Pod", pod_fields);
 
+/* ---------- core/v1: Node ---------- */
+
+static const pb_field taint_fields[] = {
+    {1, PB_STRING, 0, "key", NULL},
+    {2, PB_STRING, PB_OMITEMPTY, "value", NULL},
+    {3, PB_STRING, 0, "effect", NULL},
+};
+static const pb_msg pb_taint = MSG("Taint", taint_fields);
+
+static const pb_field node_spec_fields[] = {
+    {4, PB_BOOL, PB_OMITEMPTY, "unschedulable", NULL},
+    {5, PB_MESSAGE, PB_REPEATED, "taints", &pb_taint},
+};
+static const pb_msg pb_node_spec = MSG("NodeSpec", node_spec_fields);
+
+static const pb_field node_condition_fields[] = {
+    {1, PB_STRING, 0, "type", NULL},
+    {2, PB_STRING, 0, "status", NULL},
+};
+static const pb_msg pb_node_condition = MSG("NodeCondition", node_condition_fields);
+
+static const pb_field node_status_fields[] = {
+    {1, PB_MAP, PB_REPEATED, "capacity", &pb_quantity_entry},
+    {2, PB_MAP, PB_REPEATED, "allocatable", &pb_quantity_entry},
+    {4, PB_MESSAGE, PB_REPEATED, "conditions", &pb_node_condition},
+};
+static const pb_msg pb_node_status = MSG("NodeStatus", node_status_fields);
+
+static const pb_field node_fields[] = {
+    {1, PB_MESSAGE, 0, "metadata", &pb_object_meta},
+    {2, PB_MESSAGE, 0, "spec", &pb_node_spec},
+    {3, PB_MESSAGE, 0, "status", &pb_node_status},
+};
+const pb_msg decode_node_pb = MSG("Node", node_fields);
+
 const pb_msg *decode_pb_schema(const char *kind) {
-  return kind && strcmp(kind, "Pod") == 0 ? &decode_pod_pb : NULL;
+  if (!kind)
+    return NULL;
+  if (strcmp(kind, "Pod") == 0)
+    return &decode_pod_pb;
+  if (strcmp(kind, "Node") == 0)
+    return &decode_node_pb;
+  return NULL;
 }

@@ -89,7 +89,8 @@ def write_policy(tmp):
 
 
 def protobuf_items():
-    """Pods with every field the Pod schema of src/decode/pbschema.c names, valid for a real server."""
+    """Pods and nodes with every field the Pod and Node schemas of src/decode/pbschema.c name, valid for a
+    real server."""
     ns = lambda n: {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
     web = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": "web-1", "namespace": "shop", "generateName": "web-",
@@ -164,7 +165,30 @@ def protobuf_items():
                          "tolerations": [{"key": "k", "value": "", "effect": ""}]},
                 "status": {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory.",
                            "startTime": "2025-06-30T12:00:01Z"}}
-    return [ns("shop"), web, bare, launcher]
+    cordoned = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": "node-c", "labels": {"kubernetes.io/hostname": "node-c", "empty": ""},
+                             "annotations": {"descheduler.alpha.kubernetes.io/overutilized-since": "2026-01-02T03:04:05Z",
+                                             "note": "välue ✓"}},
+                "spec": {"unschedulable": True, "podCIDR": "10.1.0.0/24", "providerID": "kwok://node-c",
+                         "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                                     "timeAdded": "2026-01-02T03:04:05Z"},
+                                    {"key": "dedicated", "value": "vms", "effect": "NoExecute"},
+                                    {"key": "soft", "value": "", "effect": "PreferNoSchedule"}]},
+                "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "110", "hugepages-2Mi": "0",
+                                        "devices.kubevirt.io/kvm": "1k", "ephemeral-storage": "1T"},
+                           "allocatable": {"cpu": "63500m", "memory": "250Gi", "pods": "110", "hugepages-2Mi": "0",
+                                           "devices.kubevirt.io/kvm": "1k", "ephemeral-storage": "900G"},
+                           "conditions": [{"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory",
+                                           "lastHeartbeatTime": "2026-01-02T03:04:05Z", "lastTransitionTime": "1999-12-31T23:59:59Z"},
+                                          {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                           "message": "Kubelet stopped posting node status."}],
+                           "addresses": [{"type": "InternalIP", "address": "192.168.1.13"}],
+                           "nodeInfo": {"kubeletVersion": "v1.37.0", "architecture": "amd64", "operatingSystem": "linux",
+                                        "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "",
+                                        "osImage": "", "containerRuntimeVersion": "", "kubeProxyVersion": ""},
+                           "images": [{"names": ["registry.example/app:1"], "sizeBytes": 12345678}]}}
+    bare_node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-d"}}
+    return [ns("shop"), web, bare, launcher, cordoned, bare_node, node("node-e")]
 
 
 class OwnCluster(unittest.TestCase):
@@ -260,11 +284,11 @@ class ProtobufPages(OwnCluster):
     def items(cls):
         return protobuf_items()
 
-    def test_protobuf_pages_read_as_the_json_ones(self):
+    def compare_pages(self, kind, path):
+        """Lists path in pages of 2 as JSON and as protobuf; tests/tools/pbcompare compares each pair.
+        Returns the number of pages."""
         pbcompare = os.path.join(os.path.dirname(dl.binary()), "tests", "pbcompare")
         self.assertTrue(os.access(pbcompare, os.X_OK), "tests/tools/pbcompare is not built at " + pbcompare)
-        # a pod being deleted: its finalizer keeps it, with a deletionTimestamp
-        self.sim.admin.request("DELETE", "/api/v1/namespaces/shop/pods/web-1")
         pages, tokens = 0, {"json": None, "pb": None}
         while True:
             files = {}
@@ -272,29 +296,38 @@ class ProtobufPages(OwnCluster):
                 query = {"limit": "2"}
                 if tokens[enc]:
                     query["continue"] = tokens[enc]
-                body = self.sim.admin.request("GET", "/api/v1/pods", query=query, raw=True, accept=accept)
+                body = self.sim.admin.request("GET", path, query=query, raw=True, accept=accept)
                 if enc == "pb":
                     self.assertTrue(body.startswith(b"k8s\x00"), body[:40])
-                files[enc] = os.path.join(self.tmp, "page%d.%s" % (pages, enc))
+                files[enc] = os.path.join(self.tmp, "%s-page%d.%s" % (kind, pages, enc))
                 with open(files[enc], "wb") as f:
                     f.write(body)
                 if enc == "json":
                     tokens["json"] = json.loads(body)["metadata"].get("continue")
             pages += 1
-            p = subprocess.run([pbcompare, files["json"], files["pb"]], stdout=subprocess.PIPE,
+            p = subprocess.run([pbcompare, "--kind", kind, files["json"], files["pb"]], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
             self.assertEqual(p.returncode, 0, p.stdout)
-            self.assertIn("pods: the protobuf and JSON pages give the same trees and the same pods", p.stdout)
+            self.assertIn(" %s objects: the protobuf and JSON pages give the same trees and the same objects" % kind,
+                          p.stdout)
             # pbcompare compared the continue tokens too: the JSON one goes on for both
             tokens["pb"] = tokens["json"]
             if not tokens["json"]:
                 break
-        self.assertEqual(pages, 2)
+        return pages
+
+    def test_protobuf_pages_read_as_the_json_ones(self):
+        # a pod being deleted: its finalizer keeps it, with a deletionTimestamp
+        self.sim.admin.request("DELETE", "/api/v1/namespaces/shop/pods/web-1")
+        self.assertEqual(self.compare_pages("Pod", "/api/v1/pods"), 2)
+        # three nodes in pages of two
+        self.assertEqual(self.compare_pages("Node", "/api/v1/nodes"), 2)
         policy = write_policy(self.tmp)
         code, err = run([dl.binary(), "--kubeconfig", self.sim.kubeconfig, "--secure-port", "0", "--dry-run",
                          "--policy-config-file", policy, "--v", "4"])
         self.assertEqual(code, 0, err[-3000:])
         self.assertIn('"Listed objects" kind="Pod" count=3 pages=1 encoding="protobuf"', err)
+        self.assertIn('"Listed objects" kind="Node" count=3 pages=1 encoding="protobuf"', err)
 
     def test_a_refused_pod_list_says_why(self):
         # the server answers a request that accepted protobuf with a protobuf Status: its message

@@ -1,10 +1,11 @@
 /* test_doc_pb.c - kube-apiserver's protobuf encoding read into doc trees (src/doc/doc_pb.h)
- * with the Pod schema (src/decode/pbschema.c):
- *  - the PodList page kube-apiserver's serializer writes for tests/data/unit/pb/pods.json
- *    (pods.pb, made by make-pages.sh) gives the trees and the pods pods.json gives;
- *  - every pod of the conformance vectors and the examples decodes the same from its whole
- *    JSON and from its JSON cut down to the schema: the schema names every field the pod
- *    decoder reads;
+ * with the Pod and Node schemas (src/decode/pbschema.c):
+ *  - the PodList and NodeList pages kube-apiserver's serializer writes for
+ *    tests/data/unit/pb/pods.json and nodes.json (pods.pb, nodes.pb, made by make-pages.sh)
+ *    give the trees and the objects the JSON gives;
+ *  - every pod and node of the conformance vectors and the examples decodes the same from its
+ *    whole JSON and from its JSON cut down to the schema: the schema names every field the
+ *    pod and node decoders read;
  *  - a page cut at any byte, or with any byte changed, is read or refused, never a crash,
  *    and a page read whole is never short of items;
  *  - malformed messages are refused with the byte offset and the field; strings read as the
@@ -37,18 +38,24 @@ static char *slurp(const char *path, size_t *len) {
 
 /* ---------- the marshalled page ---------- */
 
-static void test_page_matches_json(void **state) {
-  (void)state;
-  size_t jl, pl, pods;
-  char *json = slurp(DATA "pods.json", &jl), *pb = slurp(DATA "pods.pb", &pl);
+static void page_matches_json(const char *kind, const char *json_file, const char *pb_file,
+                              size_t want) {
+  size_t jl, pl, objects;
+  char *json = slurp(json_file, &jl), *pb = slurp(pb_file, &pl);
   strbuf report = {0};
-  int diffs = pb_compare_pages(json, jl, pb, pl, &pods, &report);
+  int diffs = pb_compare_pages(kind, json, jl, pb, pl, &objects, &report);
   if (diffs)
-    fail_msg("%d difference(s):\n%s", diffs, sb_str(&report));
-  assert_int_equal(pods, 3);
+    fail_msg("%s: %d difference(s):\n%s", pb_file, diffs, sb_str(&report));
+  assert_int_equal(objects, want);
   sb_free(&report);
   free(json);
   free(pb);
+}
+
+static void test_page_matches_json(void **state) {
+  (void)state;
+  page_matches_json("Pod", DATA "pods.json", DATA "pods.pb", 3);
+  page_matches_json("Node", DATA "nodes.json", DATA "nodes.pb", 4);
 }
 
 static int count_item(void *ctx, doc_node *item, dserr *err) {
@@ -124,44 +131,56 @@ static void test_every_byte_changed(void **state) {
 /* ---------- the schema covers the decoder ---------- */
 
 typedef struct {
-  size_t files, pods;
+  size_t files, pods, nodes;
   strbuf report;
 } coverage;
 
-static void decode_both(coverage *cv, const char *file, const doc_node *item) {
+/* item decoded as kind from its whole tree and from its tree cut down to the kind's schema:
+ * the same outcome, and the same object (pod_text, node_text) */
+static void decode_both(coverage *cv, const char *file, const doc_node *item, const char *kind) {
+  bool is_pod = strcmp(kind, "Pod") == 0;
   arena *a = arena_new(1 << 14);
-  doc_node *cut = docpb_project(a, &decode_pod_pb, item);
+  doc_node *cut = docpb_project(a, decode_pb_schema(kind), item);
   model *whole = model_new(), *part = model_new();
   whole->keep_pod_conditions = part->keep_pod_conditions = true;
   dserr e1, e2;
   e1.msg[0] = e2.msg[0] = 0;
-  int r1 = decode_object(whole, item, "Pod", &e1), r2 = decode_object(part, cut, "Pod", &e2);
+  int r1 = decode_object(whole, item, kind, &e1), r2 = decode_object(part, cut, kind, &e2);
   const char *name = doc_str(doc_path(item, "metadata", "name", NULL));
+  size_t nw = is_pod ? whole->pods.n : whole->nodes.n, np = is_pod ? part->pods.n : part->nodes.n;
   if (r1 != r2) {
-    sb_printf(&cv->report, "%s: pod %s: whole %s, cut %s\n", file, name ? name : "?",
+    sb_printf(&cv->report, "%s: %s %s: whole %s, cut %s\n", file, kind, name ? name : "?",
               r1 ? e1.msg : "decodes", r2 ? e2.msg : "decodes");
-  } else if (r1 == 0 && whole->pods.n == 1 && part->pods.n == 1) {
+  } else if (r1 == 0 && nw == 1 && np == 1) {
     strbuf x = {0}, y = {0};
-    pod_text(&x, whole->pods.items[0]);
-    pod_text(&y, part->pods.items[0]);
+    if (is_pod) {
+      pod_text(&x, whole->pods.items[0]);
+      pod_text(&y, part->pods.items[0]);
+    } else {
+      node_text(&x, whole->nodes.items[0]);
+      node_text(&y, part->nodes.items[0]);
+    }
     if (strcmp(sb_str(&x), sb_str(&y)) != 0)
-      sb_printf(&cv->report, "%s: pod %s decodes differently\n--- whole\n%s--- cut\n%s", file,
+      sb_printf(&cv->report, "%s: %s %s decodes differently\n--- whole\n%s--- cut\n%s", file, kind,
                 name ? name : "?", sb_str(&x), sb_str(&y));
     sb_free(&x);
     sb_free(&y);
-    cv->pods++;
+    if (is_pod)
+      cv->pods++;
+    else
+      cv->nodes++;
   }
   model_free(whole);
   model_free(part);
   arena_free(a);
 }
 
-static void pods_of(coverage *cv, const char *file, const doc_node *list) {
+static void objects_of(coverage *cv, const char *file, const doc_node *list) {
   const doc_node *items = doc_get(list, "items");
   for (size_t i = 0; items && items->type == DOC_SEQ && i < items->n; i++) {
     const char *kind = doc_str(doc_get(items->items[i], "kind"));
-    if (kind && strcmp(kind, "Pod") == 0)
-      decode_both(cv, file, items->items[i]);
+    if (kind && (strcmp(kind, "Pod") == 0 || strcmp(kind, "Node") == 0))
+      decode_both(cv, file, items->items[i], kind);
   }
 }
 
@@ -184,7 +203,7 @@ static void scan(coverage *cv, const char *dir, const char *member) {
       dserr err;
       if (doc_parse_json(a, path, text, len, &root, &err) < 0)
         fail_msg("%s", err.msg);
-      pods_of(cv, path, member ? doc_get(root, member) : root);
+      objects_of(cv, path, member ? doc_get(root, member) : root);
       cv->files++;
       arena_free(a);
       free(text);
@@ -203,11 +222,12 @@ static void test_schema_covers_decoder(void **state) {
   scan(&cv, DS_TEST_DATA "/unit/pb", NULL);
   if (cv.report.len)
     fail_msg("%s", sb_str(&cv.report));
-  /* the corpus is there: 310 vectors' pods and more */
+  /* the corpus is there: 310 vectors' pods and nodes and more */
   assert_true(cv.files > 300);
   assert_true(cv.pods > 1000);
-  print_message("%zu pods of %zu files decode the same from the schema's fields\n", cv.pods,
-                cv.files);
+  assert_true(cv.nodes > 500);
+  print_message("%zu pods and %zu nodes of %zu files decode the same from the schema's fields\n",
+                cv.pods, cv.nodes, cv.files);
   sb_free(&cv.report);
 }
 
@@ -240,6 +260,7 @@ static void test_schema_in_order(void **state) {
   (void)state;
   const pb_msg *seen[128];
   size_t n = check_schema(&decode_pod_pb, seen, 0);
+  n = check_schema(&decode_node_pb, seen, n);
   n = check_schema(&docpb_status, seen, n);
   assert_true(n > 20);
 }

@@ -15,9 +15,10 @@
 // frames' order and are flushed whenever none is pending, so a batch is answered in large
 // writes and a single frame at once.
 //
-// --list: reads one PodList as JSON on stdin and writes what kube-apiserver's protobuf
-// serializer (k8s.io/apimachinery/pkg/runtime/serializer/protobuf) sends for it: "k8s\x00"
-// and a runtime.Unknown {typeMeta v1/PodList, raw = the PodList}. It encodes the list with
+// --list: reads one PodList or NodeList (by its kind; PodList when it has none) as JSON on
+// stdin and writes what kube-apiserver's protobuf serializer
+// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf) sends for it: "k8s\x00" and a
+// runtime.Unknown {typeMeta v1/PodList, raw = the list}. It encodes the list with
 // both the streaming collection encoder (kube-apiserver's default) and the one-piece encoder
 // and fails if the two differ. Tests compare the simulator's pages with it byte for byte.
 //
@@ -163,22 +164,42 @@ func list(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var pl corev1.PodList
-	if err := json.Unmarshal(data, &pl); err != nil {
-		return fmt.Errorf("decoding the PodList's JSON: %w", err)
+	var head struct {
+		Kind string `json:"kind"`
 	}
-	// kube-apiserver's encoder sets the list's kind before it serializes
-	pl.TypeMeta.APIVersion, pl.TypeMeta.Kind = "v1", "PodList"
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("decoding the list's JSON: %w", err)
+	}
+	var obj runtime.Object
+	switch head.Kind {
+	case "PodList", "":
+		var pl corev1.PodList
+		if err := json.Unmarshal(data, &pl); err != nil {
+			return fmt.Errorf("decoding the PodList's JSON: %w", err)
+		}
+		// kube-apiserver's encoder sets the list's kind before it serializes
+		pl.TypeMeta.APIVersion, pl.TypeMeta.Kind = "v1", "PodList"
+		obj = &pl
+	case "NodeList":
+		var nl corev1.NodeList
+		if err := json.Unmarshal(data, &nl); err != nil {
+			return fmt.Errorf("decoding the NodeList's JSON: %w", err)
+		}
+		nl.TypeMeta.APIVersion, nl.TypeMeta.Kind = "v1", "NodeList"
+		obj = &nl
+	default:
+		return fmt.Errorf("kind %q: expected PodList or NodeList", head.Kind)
+	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	var streamed, whole bytes.Buffer
 	s := protobuf.NewSerializerWithOptions(scheme, scheme, protobuf.SerializerOptions{StreamingCollectionsEncoding: true})
-	if err := s.Encode(&pl, &streamed); err != nil {
+	if err := s.Encode(obj, &streamed); err != nil {
 		return fmt.Errorf("streaming encoder: %w", err)
 	}
-	if err := protobuf.NewSerializer(scheme, scheme).Encode(&pl, &whole); err != nil {
+	if err := protobuf.NewSerializer(scheme, scheme).Encode(obj, &whole); err != nil {
 		return fmt.Errorf("one-piece encoder: %w", err)
 	}
 	if !bytes.Equal(streamed.Bytes(), whole.Bytes()) {

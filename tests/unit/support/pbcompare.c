@@ -3,6 +3,7 @@
 
 #include "../../../src/decode/decode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,20 @@ void pod_text(strbuf *sb, const pod *p) {
   strs(sb, "pvc_claims", x->pvc_claims, x->npvc);
 }
 
+void node_text(strbuf *sb, const node *n) {
+  str(sb, "name", n->name);
+  str(sb, "uid", n->uid);
+  str(sb, "ready_status", n->ready_status);
+  kvs(sb, "labels", &n->labels);
+  sb_printf(sb, "unschedulable=%d ready=%d over_since=%lld\n", n->unschedulable, n->ready,
+            (long long)n->over_since);
+  for (size_t i = 0; i < n->ntaints; i++)
+    sb_printf(sb, "taint[%zu]: %s %s %s\n", i, n->taints[i].key, n->taints[i].value,
+              n->taints[i].effect);
+  res(sb, "allocatable", &n->allocatable);
+  res(sb, "capacity", &n->capacity);
+}
+
 /* ---------- the two pages ---------- */
 
 typedef struct {
@@ -158,8 +173,11 @@ static const char *item_name(const doc_node *item) {
   return name ? name : "(no name)";
 }
 
-static int compare_trees(const char *json, size_t json_len, const char *pb, size_t pb_len,
-                         strbuf *report) {
+static int compare_trees(const char *kind, const char *json, size_t json_len, const char *pb,
+                         size_t pb_len, strbuf *report) {
+  const pb_msg *schema = decode_pb_schema(kind);
+  char list_kind[64];
+  snprintf(list_kind, sizeof list_kind, "%sList", kind);
   arena *a = arena_new(1 << 16);
   kept kj = {a, NULL, 0, 0}, kp = {a, NULL, 0, 0};
   doc_node *hj = NULL, *hp = NULL;
@@ -170,8 +188,8 @@ static int compare_trees(const char *json, size_t json_len, const char *pb, size
       0) {
     sb_printf(report, "the JSON page does not read: %s\n", err.msg);
     diffs++;
-  } else if (docpb_stream_list("protobuf page", (const uint8_t *)pb, pb_len, "PodList",
-                               &decode_pod_pb, keep_item, &kp, a, &hp, &count, &err) < 0) {
+  } else if (docpb_stream_list("protobuf page", (const uint8_t *)pb, pb_len, list_kind, schema,
+                               keep_item, &kp, a, &hp, &count, &err) < 0) {
     sb_printf(report, "the protobuf page does not read: %s\n", err.msg);
     diffs++;
   } else {
@@ -190,7 +208,7 @@ static int compare_trees(const char *json, size_t json_len, const char *pb, size
       diffs++;
     }
     for (size_t i = 0; i < kj.n && i < kp.n; i++) {
-      doc_node *cut = docpb_project(a, &decode_pod_pb, kj.items[i]);
+      doc_node *cut = docpb_project(a, schema, kj.items[i]);
       strbuf where = {0};
       if (!doc_equal(cut, kp.items[i], &where)) {
         strbuf x = {0}, y = {0};
@@ -212,13 +230,14 @@ static int compare_trees(const char *json, size_t json_len, const char *pb, size
   return diffs;
 }
 
-static model *decode_page(const char *what, const char *body, size_t len, strbuf *report) {
+static model *decode_page(const char *kind, const char *what, const char *body, size_t len,
+                          strbuf *report) {
   model *m = model_new();
   m->keep_pod_conditions = true;
   char *token = NULL;
   size_t count;
   dserr err;
-  if (decode_list_page(m, what, body, len, "Pod", &token, &count, &err) < 0) {
+  if (decode_list_page(m, what, body, len, kind, &token, &count, &err) < 0) {
     sb_printf(report, "the %s does not decode: %s\n", what, err.msg);
     model_free(m);
     return NULL;
@@ -227,39 +246,53 @@ static model *decode_page(const char *what, const char *body, size_t len, strbuf
   return m;
 }
 
-static int compare_pods(const char *json, size_t json_len, const char *pb, size_t pb_len,
-                        size_t *pods, strbuf *report) {
-  model *mj = decode_page("JSON page", json, json_len, report);
-  model *mp = decode_page("protobuf page", pb, pb_len, report);
+static void object_text(strbuf *sb, const model *m, bool pods, size_t i) {
+  if (pods)
+    pod_text(sb, m->pods.items[i]);
+  else
+    node_text(sb, m->nodes.items[i]);
+}
+
+static int compare_objects(const char *kind, const char *json, size_t json_len, const char *pb,
+                           size_t pb_len, size_t *objects, strbuf *report) {
+  bool pods = strcmp(kind, "Pod") == 0;
+  model *mj = decode_page(kind, "JSON page", json, json_len, report);
+  model *mp = decode_page(kind, "protobuf page", pb, pb_len, report);
   int diffs = 0;
   if (!mj || !mp) {
     diffs++;
-  } else if (mj->pods.n != mp->pods.n) {
-    sb_printf(report, "decoded pods: %zu from JSON, %zu from protobuf\n", mj->pods.n, mp->pods.n);
-    diffs++;
   } else {
-    for (size_t i = 0; i < mj->pods.n; i++) {
+    size_t nj = pods ? mj->pods.n : mj->nodes.n, np = pods ? mp->pods.n : mp->nodes.n;
+    if (nj != np) {
+      sb_printf(report, "decoded %s objects: %zu from JSON, %zu from protobuf\n", kind, nj, np);
+      diffs++;
+    }
+    for (size_t i = 0; i < nj && i < np; i++) {
       strbuf x = {0}, y = {0};
-      pod_text(&x, mj->pods.items[i]);
-      pod_text(&y, mp->pods.items[i]);
+      object_text(&x, mj, pods, i);
+      object_text(&y, mp, pods, i);
       if (strcmp(sb_str(&x), sb_str(&y)) != 0) {
-        sb_printf(report, "pod %s/%s decodes differently\n--- from JSON\n%s--- from protobuf\n%s",
-                  mj->pods.items[i]->ns, mj->pods.items[i]->name, sb_str(&x), sb_str(&y));
+        sb_printf(report, "%s %zu decodes differently\n--- from JSON\n%s--- from protobuf\n%s",
+                  kind, i, sb_str(&x), sb_str(&y));
         diffs++;
       }
       sb_free(&x);
       sb_free(&y);
     }
-    *pods = mj->pods.n;
+    *objects = nj;
   }
   model_free(mj);
   model_free(mp);
   return diffs;
 }
 
-int pb_compare_pages(const char *json, size_t json_len, const char *pb, size_t pb_len, size_t *pods,
-                     strbuf *report) {
-  *pods = 0;
-  return compare_trees(json, json_len, pb, pb_len, report) +
-         compare_pods(json, json_len, pb, pb_len, pods, report);
+int pb_compare_pages(const char *kind, const char *json, size_t json_len, const char *pb,
+                     size_t pb_len, size_t *objects, strbuf *report) {
+  *objects = 0;
+  if (!decode_pb_schema(kind)) {
+    sb_printf(report, "no protobuf schema for kind %s\n", kind);
+    return 1;
+  }
+  return compare_trees(kind, json, json_len, pb, pb_len, report) +
+         compare_objects(kind, json, json_len, pb, pb_len, objects, report);
 }
