@@ -105,10 +105,11 @@ class ServerSide:
     def cpu(self):
         return bench.proc_cpu(self.sc.apiserver_pid())
 
-    def bytes_sent(self):
-        """Response bytes of reads (GET, LIST) plus the bytes of the watch events it sent, by
-        "VERB resource" ("WATCH-EVENTS kind" for the events)."""
-        out = {}
+    def read_metrics(self):
+        """From its /metrics: the response bytes of reads (GET, LIST) plus the bytes of the watch
+        events it sent, by "VERB resource" ("WATCH-EVENTS kind" for the events); the bytes its Go
+        runtime has allocated so far and the garbage collections it has run."""
+        sent, alloc, gcs = {}, 0.0, 0.0
         for line in self.sc.apiserver_metrics().splitlines():
             m = METRIC.match(line)
             if not m:
@@ -119,23 +120,33 @@ class ServerSide:
             elif name == "apiserver_watch_events_sizes_sum":
                 key = "WATCH-EVENTS %s" % labels.get("kind", labels.get("resource", ""))
             else:
+                if name == "go_memstats_alloc_bytes_total":
+                    alloc = float(value)
+                elif name == "go_gc_duration_seconds_count":
+                    gcs = float(value)
                 continue
-            out[key] = out.get(key, 0.0) + float(value)
-        return out
+            sent[key] = sent.get(key, 0.0) + float(value)
+        return sent, alloc, gcs
 
     def snapshot(self):
         """Its CPU before and after reading its /metrics (rendering them is work of its own,
         left out of every interval: delta counts from one snapshot's "after" to the next's
         "before")."""
         t, before = time.time(), self.cpu()
-        sent = self.bytes_sent()
-        return {"t": t, "cpu": before, "cpuAfter": self.cpu(), "bytes": sum(sent.values()), "byResource": sent}
+        sent, alloc, gcs = self.read_metrics()
+        return {"t": t, "cpu": before, "cpuAfter": self.cpu(), "bytes": sum(sent.values()), "byResource": sent,
+                "alloc": alloc, "gcs": gcs}
 
     @staticmethod
     def delta(a, b):
+        """What the server did between two snapshots. Its garbage collector's work comes in lumps
+        (a collection marks the whole heap: gigabytes at 150,000 pods) that fall in one interval
+        or the next, so CPU is uneven from run to run; the bytes its Go runtime allocated meanwhile
+        are not, and are what its collections will cost (their work is in proportion)."""
         by = {k: v - a["byResource"].get(k, 0.0) for k, v in b["byResource"].items()}
         return {"seconds": b["t"] - a["t"], "cpu": b["cpu"] - a["cpuAfter"], "bytes": b["bytes"] - a["bytes"],
-                "bytesByResource": {k: round(v) for k, v in by.items() if v >= 1}}
+                "bytesByResource": {k: round(v) for k, v in by.items() if v >= 1},
+                "allocMB": (b["alloc"] - a["alloc"]) / 1e6, "gcs": int(b["gcs"] - a["gcs"])}
 
 
 def audit_requests(events, user, since=None, until=None):
@@ -367,7 +378,7 @@ class Runner:
         a = self.server.snapshot()
         time.sleep(seconds)
         d = ServerSide.delta(a, self.server.snapshot())
-        return d["cpu"] / d["seconds"], d["bytes"] / d["seconds"]
+        return d["cpu"] / d["seconds"], d["bytes"] / d["seconds"], d["allocMB"] / d["seconds"]
 
     def oneshot(self, who, idle):
         user = USERS[who]
@@ -383,10 +394,13 @@ class Runner:
         reqs = audit_requests(audit_log(self.sc, t0), user)
         restored = restore_evicted(self.sc, user, t0)
         self.pdbs.reset()
-        log("%s one-shot: wall %.2f s, CPU %.2f s, RSS %.0f MB; API server CPU %.2f s, %.1f MB sent; "
-            "%d evictions put back" % (who, wall, cpu, rss, d["cpu"] - idle[0] * d["seconds"], d["bytes"] / 1e6, restored))
+        log("%s one-shot: wall %.2f s, CPU %.2f s, RSS %.0f MB; API server CPU %.2f s (%d GCs), %.0f MB allocated, "
+            "%.1f MB sent; %d evictions put back"
+            % (who, wall, cpu, rss, d["cpu"] - idle[0] * d["seconds"], d["gcs"], d["allocMB"] - idle[2] * d["seconds"],
+               d["bytes"] / 1e6, restored))
         return {"wall": wall, "cpu": cpu, "rssMB": rss, "apiserverCpu": d["cpu"] - idle[0] * d["seconds"],
                 "bytes": d["bytes"] - idle[1] * d["seconds"], "bytesByResource": d["bytesByResource"],
+                "apiserverAllocMB": d["allocMB"] - idle[2] * d["seconds"], "apiserverGcs": d["gcs"],
                 "requests": reqs, "evicted": restored}
 
     def deployment(self, who, pods, churn_cost, restart_after=None):
@@ -466,6 +480,7 @@ class Runner:
         startup = ServerSide.delta(s0, samples[0]["server"])
         out["startup"] = {"seconds": sync_end - t_start, "apiserverCpu": startup["cpu"],
                           "bytes": startup["bytes"], "bytesByResource": startup["bytesByResource"],
+                          "apiserverAllocMB": startup["allocMB"], "apiserverGcs": startup["gcs"],
                           "requests": audit_requests(mine, user, until=sync_end)}
         if restart_after is None:
             steady = ServerSide.delta(samples[0]["server"], samples[-1]["server"])
@@ -473,6 +488,8 @@ class Runner:
             out["listsAfterSync"] = lists(mine, since=sync_end)
             out["apiserverCpuPerCycle"] = (steady["cpu"] - churn_cost["cpu"] * steady["seconds"]) / n
             out["apiserverBytesPerCycle"] = (steady["bytes"] - churn_cost["bytes"] * steady["seconds"]) / n
+            out["apiserverAllocMBPerCycle"] = (steady["allocMB"] - churn_cost["allocMB"] * steady["seconds"]) / n
+            out["apiserverGcs"] = steady["gcs"]
             out["rssGrowthPct"] = 100.0 * (samples[-1]["rssMB"] - samples[1]["rssMB"]) / samples[1]["rssMB"]
             out["steadyRequests"] = audit_requests(mine, user, since=sync_end)
             out["churn"] = {"rounds": churn.rounds if churn else 0, "changes": churn.changes if churn else 0,
@@ -537,8 +554,10 @@ def churn_cost(runner, pods, seconds):
     time.sleep(seconds)
     d = ServerSide.delta(s0, runner.server.snapshot())
     churn.stop()
-    log("churn alone: %d changes in %.0f s, API server CPU %.3f s/s" % (churn.changes, d["seconds"], d["cpu"] / d["seconds"]))
-    return {"cpu": d["cpu"] / d["seconds"], "bytes": d["bytes"] / d["seconds"], "changes": churn.changes}
+    log("churn alone: %d changes in %.0f s, API server CPU %.3f s/s, %.1f MB allocated/s"
+        % (churn.changes, d["seconds"], d["cpu"] / d["seconds"], d["allocMB"] / d["seconds"]))
+    return {"cpu": d["cpu"] / d["seconds"], "bytes": d["bytes"] / d["seconds"], "allocMB": d["allocMB"] / d["seconds"],
+            "changes": churn.changes}
 
 
 def summarize(runs):
@@ -550,15 +569,18 @@ def summarize(runs):
                         "cpuMedian": median([r["cpu"] for r in one]), "cpuMin": min(r["cpu"] for r in one),
                         "rssMedianMB": median([r["rssMB"] for r in one]), "rssMinMB": min(r["rssMB"] for r in one),
                         "apiserverCpuMedian": median([r["apiserverCpu"] for r in one]),
+                        "apiserverAllocMBMedian": median([r["apiserverAllocMB"] for r in one]),
                         "bytesMedian": median([r["bytes"] for r in one]), "runs": one}
     if dep:
         s["deployment"] = {"cycleMedian": median([r["cycleMedian"] for r in dep]),
                            "listsAfterSync": max(r["listsAfterSync"] for r in dep),
                            "apiserverCpuPerCycle": median([r["apiserverCpuPerCycle"] for r in dep]),
                            "apiserverBytesPerCycle": median([r["apiserverBytesPerCycle"] for r in dep]),
+                           "apiserverAllocMBPerCycle": median([r["apiserverAllocMBPerCycle"] for r in dep]),
                            "rssGrowthPct": median([r["rssGrowthPct"] for r in dep]), "runs": dep}
         s["startup"] = {"apiserverCpu": median([r["startup"]["apiserverCpu"] for r in dep]),
                         "bytes": median([r["startup"]["bytes"] for r in dep]),
+                        "apiserverAllocMB": median([r["startup"]["apiserverAllocMB"] for r in dep]),
                         "seconds": median([r["startup"]["seconds"] for r in dep])}
     if rst:
         r = rst[-1]["restart"]
@@ -575,9 +597,11 @@ def ratio(u, o):
 
 def ratios(ours, up):
     out = {}
-    for part, keys in (("oneshot", ("wallMedian", "cpuMedian", "rssMedianMB", "apiserverCpuMedian", "bytesMedian")),
-                       ("deployment", ("cycleMedian", "apiserverCpuPerCycle", "apiserverBytesPerCycle")),
-                       ("startup", ("apiserverCpu", "bytes"))):
+    for part, keys in (("oneshot", ("wallMedian", "cpuMedian", "rssMedianMB", "apiserverCpuMedian",
+                                    "apiserverAllocMBMedian", "bytesMedian")),
+                       ("deployment", ("cycleMedian", "apiserverCpuPerCycle", "apiserverAllocMBPerCycle",
+                                       "apiserverBytesPerCycle")),
+                       ("startup", ("apiserverCpu", "apiserverAllocMB", "bytes"))):
         for k in keys:
             if part in ours and part in up:
                 out["%s.%s" % (part, k)] = ratio(up[part].get(k), ours[part].get(k))
@@ -626,12 +650,15 @@ def print_table(result):
         rows = [("one-shot wall s (median)", "oneshot", "wallMedian"), ("one-shot CPU s", "oneshot", "cpuMedian"),
                 ("one-shot peak RSS MB", "oneshot", "rssMedianMB"),
                 ("one-shot API server CPU s", "oneshot", "apiserverCpuMedian"),
+                ("one-shot API server allocated MB", "oneshot", "apiserverAllocMBMedian"),
                 ("one-shot API server bytes", "oneshot", "bytesMedian"),
                 ("start-up sync: API server CPU s", "startup", "apiserverCpu"),
+                ("start-up sync: API server alloc MB", "startup", "apiserverAllocMB"),
                 ("start-up sync: API server bytes", "startup", "bytes"),
                 ("Deployment cycle s (median)", "deployment", "cycleMedian"),
                 ("Deployment LISTs after sync", "deployment", "listsAfterSync"),
                 ("Deployment API server CPU s/cycle", "deployment", "apiserverCpuPerCycle"),
+                ("Deployment API server alloc MB/cycle", "deployment", "apiserverAllocMBPerCycle"),
                 ("Deployment API server bytes/cycle", "deployment", "apiserverBytesPerCycle"),
                 ("Deployment RSS growth %", "deployment", "rssGrowthPct"),
                 ("restart: recovered", "restart", "recovered"), ("restart: s to sync", "restart", "secondsToSync"),
@@ -725,7 +752,7 @@ def main():
             sc.start()
             runner = Runner(a, sc, binaries, workdir)
             idle = runner.idle_rate()
-            log("API server idle: %.3f CPU s/s, %.0f bytes/s" % idle)
+            log("API server idle: %.3f CPU s/s, %.0f bytes/s, %.1f MB allocated/s" % idle)
             runs = {who: {"oneshot": [], "deployment": [], "restart": []} for who in USERS}
             order = ["ours", "upstream"]
             # both binaries' steady cycles at 150,000 pods take a few seconds on this machine
@@ -743,8 +770,10 @@ def main():
                 for r in range(a.deployment_repeats):
                     for who in (order if r % 2 == 0 else order[::-1]):
                         d = runner.deployment(who, names, cost)
-                        log("%s Deployment: %d cycles, median %.2f s, LISTs after sync %d, API server %.3f CPU s/cycle"
-                            % (who, d["cycles"], d["cycleMedian"], d["listsAfterSync"], d["apiserverCpuPerCycle"]))
+                        log("%s Deployment: %d cycles, median %.2f s, LISTs after sync %d, API server %.3f CPU s/cycle "
+                            "(%d GCs), %.0f MB allocated/cycle"
+                            % (who, d["cycles"], d["cycleMedian"], d["listsAfterSync"], d["apiserverCpuPerCycle"],
+                               d["apiserverGcs"], d["apiserverAllocMBPerCycle"]))
                         runs[who]["deployment"].append(d)
                         record(size, runs, sc, idle, interval, cost, True)
             if "restart" in only:

@@ -4,6 +4,7 @@
  * read, 2 for bad flags or kubeconfig. */
 #include "../runbook/check.h"
 #include "../kube/config.h"
+#include "../kube/pager.h"
 #include "../obs/log.h"
 #include "cli.h"
 #include "flags.h"
@@ -37,7 +38,7 @@ static void check_usage(FILE *out, const void *ctx, const flag_def *defs) {
 
 int cmd_check(int argc, char **argv) {
   const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *output = "text";
-  long long v = 0, page = 500;
+  long long v = 0, page = KUBE_LIST_PAGE_SIZE_DEFAULT;
   flag_def defs[] = {FLAG_DEF_KUBECONFIG_KUBECTL(&kubeconfig), FLAG_DEF_CONTEXT(&context),
                      {"namespace", "n", FLAG_STRING, &ns,
                       "look for the ConfigMap and CronJob/Deployment only here", "every namespace"},

@@ -13,6 +13,7 @@
 #include "../decode/decode.h"
 #include "../kube/config.h"
 #include "../kube/openshift.h"
+#include "../kube/pager.h"
 #include "../obs/log.h"
 #include "../util/strbuf.h"
 #include "cli.h"
@@ -60,7 +61,8 @@ static model *read_facts(const render_opts *o, const kube_config *cfg, kube_clie
     if (!*client)
       goto fail;
     *status = EXIT_FAILED; /* from here on, what fails is the cluster */
-    if (kube_read_openshift_facts(*client, m, 500, route_error, cap, err) < 0)
+    if (kube_read_openshift_facts(*client, m, KUBE_LIST_PAGE_SIZE_DEFAULT, route_error, cap, err) <
+        0)
       goto fail;
   }
   if (model_finish(m, err) < 0)

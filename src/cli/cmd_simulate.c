@@ -21,6 +21,7 @@
 #include "../decode/decode.h"
 #include "../kube/cluster.h"
 #include "../kube/openshift.h"
+#include "../kube/pager.h"
 #include "../framework/framework.h"
 #include "../kubevirt/simsink.h"
 #include "../kubevirt/vm.h"
@@ -300,7 +301,7 @@ static int snapshot_is_cluster(const model *m, const char *single_kind, dserr *e
 int simulate_run(int argc, char **argv, const char *who, bool explain) {
   sim_opts o = {NULL, NULL, NULL, NULL, "text", "text", NULL, 0, DECISION_EXAMPLES_DEFAULT, NULL,
                 NULL, "auto", {0}};
-  o.page = 500;
+  o.page = KUBE_LIST_PAGE_SIZE_DEFAULT;
   flag_def defs[] = {
       {"policy-config-file", NULL, FLAG_STRING, &o.policy, "DeschedulerPolicy file (descheduler/v1alpha2)", NULL},
       {"snapshot", NULL, FLAG_STRING, &o.snapshot, "cluster state: a v1 List file (JSON or YAML)", NULL},

@@ -310,7 +310,7 @@ set -- $rvs
 fault_case toolarge '[{"verb":"list","path":"^/api/v1/pods$","query":"resourceVersionMatch=NotOlderThan","status":504,"reason":"Timeout","message":"Too large resource version: 1, current: 0","count":1}]' --v 3
 same_as_fresh_list toolarge
 stop_loop
-expect_err '"The list could not be served at the resourceVersion asked; listing again without it" url="/api/v1/pods?limit=500&resourceVersion=1&resourceVersionMatch=NotOlderThan" status=504'
+expect_err '"The list could not be served at the resourceVersion asked; listing again without it" url="/api/v1/pods?limit=5000&resourceVersion=1&resourceVersionMatch=NotOlderThan" status=504'
 expect_err '"Listed for the watch cache" kind="Pod" reason="start"'
 expect_err_count 0 'Failed to list for the watch cache'
 

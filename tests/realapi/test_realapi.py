@@ -265,7 +265,8 @@ class PagedLists(OwnCluster):
         record = os.path.join(self.tmp, "decisions.jsonl")
         self.sim.control("DELETE", "requests")
         code, err = run([dl.binary(), "--kubeconfig", self.sim.kubeconfig, "--secure-port", "0",
-                         "--policy-config-file", policy, "--decisions-file", record, "--v", "4"])
+                         "--policy-config-file", policy, "--decisions-file", record, "--v", "4",
+                         "--list-page-size", "500"])
         self.assertEqual(code, 0, err[-3000:])
         pages = [e["requestURI"] for e in self.sim.events()
                  if e.get("verb") == "list" and e["requestURI"].split("?")[0] == "/api/v1/pods"]
