@@ -459,8 +459,8 @@ static int on_list_page(void *ctx, const char *url, const kube_response *resp, c
   arena *hdr = arena_new(4096);
   doc_node *header = NULL;
   size_t before = l->n;
-  int rc = decode_stream_page(url, resp->body, resp->len, decode_kinds[l->r->k].kind, on_list_item, l, hdr,
-                              &header, err);
+  int rc = decode_stream_page(url, resp->body, resp->len, decode_kinds[l->r->k].kind, on_list_item,
+                              l, hdr, &header, err);
   if (rc == 0) {
     const char *cont = doc_str(doc_path(header, "metadata", "continue", NULL));
     const char *rv = doc_str(doc_path(header, "metadata", "resourceVersion", NULL));
@@ -500,7 +500,8 @@ static void start_watch(watch_cache *w, wres *r, const char *rv) {
       LOGE(NULL, "Cannot start a watch thread; the cache is not synced", strerror(errno),
            LSTR("kind", decode_kinds[r->k].kind));
       r->broken = true;
-      snprintf(r->why, sizeof r->why, "%s: the watch thread could not start", decode_kinds[r->k].plural);
+      snprintf(r->why, sizeof r->why, "%s: the watch thread could not start",
+               decode_kinds[r->k].plural);
       return;
     }
     r->started = true;
@@ -534,8 +535,9 @@ static void list_kind(watch_cache *w, wres *r) {
   double t0 = time_mono_seconds();
   char min_rv[32];
   list_min_rv(r, min_rv, sizeof min_rv);
-  int rc = kube_pager_run_from(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
-                             min_rv, w->o.page, on_list_page, &l, &st, &err);
+  int rc = kube_pager_run_from(w->client, decode_kinds[r->k].path,
+                               kube_list_accept(decode_kinds[r->k].kind), min_rv, w->o.page,
+                               on_list_page, &l, &st, &err);
   if (rc < 0 && st.expired && r->list_failures == 0) {
     /* a continue token expired mid-list: the list starts again at once, as client-go's pager
      * falls back to a full list; a second failure waits like any other */
@@ -546,8 +548,9 @@ static void list_kind(watch_cache *w, wres *r) {
     l.n = 0;
     free(l.rv);
     l.rv = NULL;
-    rc = kube_pager_run_from(w->client, decode_kinds[r->k].path, kube_list_accept(decode_kinds[r->k].kind),
-                             min_rv, w->o.page, on_list_page, &l, &st, &err);
+    rc = kube_pager_run_from(w->client, decode_kinds[r->k].path,
+                             kube_list_accept(decode_kinds[r->k].kind), min_rv, w->o.page,
+                             on_list_page, &l, &st, &err);
   }
   if (rc < 0)
     dserr_prefix(&err, "failed to list %s", decode_kinds[r->k].path);
@@ -1130,7 +1133,8 @@ void watch_cache_pump(watch_cache *w) {
       break;
     case MSG_CONNECTED:
       if (r->broken)
-        LOGV(1, NULL, "Watch open again; the kind is synced", LSTR("kind", decode_kinds[m->k].kind));
+        LOGV(1, NULL, "Watch open again; the kind is synced",
+             LSTR("kind", decode_kinds[m->k].kind));
       r->broken = false;
       break;
     }
@@ -1298,9 +1302,47 @@ static sink_result local_check(watch_cache *w, const pod *p, char *msg, size_t c
   return SINK_EVICTED;
 }
 
+/* Whether a watch failed, or must be listed again (410), since the view was taken: the notes
+ * wait in the queue until the next pump, as the events do. A watch that failed and is open
+ * again (resumed from its resourceVersion, so nothing was missed) does not count. The first
+ * kind that lost its view is named in msg. */
+static bool view_lost(watch_cache *w, char *msg, size_t cap) {
+  const char *lost[KIND_CYCLE_COUNT] = {0};
+  bool relist[KIND_CYCLE_COUNT] = {0};
+  bool any = false;
+  pthread_mutex_lock(&w->mu);
+  for (const wmsg *m = w->head; m; m = m->next) {
+    if (m->kind == MSG_BROKEN)
+      lost[m->k] = m->text;
+    else if (m->kind == MSG_CONNECTED)
+      lost[m->k] = NULL;
+    else if (m->kind == MSG_RELIST) {
+      relist[m->k] = true;
+      lost[m->k] = m->text;
+    }
+  }
+  for (int k = 0; k < KIND_CYCLE_COUNT && !any; k++) {
+    if (!lost[k] && !relist[k])
+      continue;
+    any = true;
+    snprintf(msg, cap,
+             "not sent: the watch of %s %s since the cycle read the cluster (%s); what changed "
+             "meanwhile is not known, the next cycle decides again",
+             decode_kinds[k].plural, relist[k] ? "must be listed again" : "has failed",
+             lost[k] ? lost[k] : "");
+  }
+  pthread_mutex_unlock(&w->mu);
+  return any;
+}
+
 static sink_result recheck_evict(eviction_sink *self, const pod *p, const eviction_request *req,
                                  char *msg, size_t cap) {
   recheck_sink *s = (recheck_sink *)self;
+  /* nothing is evicted on a view the cache can no longer vouch for: the server came back
+   * (after a restart, say) before the watches did, and the pods, their budgets and the VMs'
+   * migrations may have changed unseen */
+  if (view_lost(s->cache, msg, cap))
+    return SINK_ERROR;
   sink_result res = local_check(s->cache, p, msg, cap);
   if (res != SINK_EVICTED)
     return res;
