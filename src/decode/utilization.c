@@ -157,7 +157,9 @@ static int read_data(model *m, prom_answer *a, const doc_node *data, dserr *err)
     }
     if (why && !a->nan_error)
       a->nan_error = why;
-    if (why && !isnan(raw[i].value))
+    /* a sample without an instance is refused whatever its value, as upstream refuses it: it
+     * names no node that could be left out */
+    if (why && (!raw[i].instance || !isnan(raw[i].value)))
       a->error = why;
   }
   if (n && rc == 0)

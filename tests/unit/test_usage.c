@@ -111,6 +111,10 @@ static void test_missing_instance(void **state) {
   /* no labels at all (e.g. `vector(0.5)`) */
   assert_answer_error(VEC("{\"metric\":{},\"value\":[1,\"0.5\"]}"),
                       "the collected metrics sample is missing 'instance' key");
+  /* a NaN without an instance names no node to leave out: refused as any other (found by
+   * fuzz_usage, a null instance reached the sort) */
+  assert_answer_error(VEC("{\"metric\":{},\"value\":[1,\"NaN\"]}," S("a", "0.5")),
+                      "the collected metrics sample is missing 'instance' key");
 }
 
 static void test_value_outside_0_1(void **state) {
