@@ -61,7 +61,7 @@ int kube_pager_run_from(kube_client *c, const char *path, const char *accept, co
  * but its reflector's first list (resourceVersion=0) comes from the API server's cache as one
  * answer. kube-apiserver 1.37 spends about 7 MB of allocations on each page it serves from its
  * cache: at 150,000 pods, pages of 500 cost it 3.0 GB and 11-14 s of CPU, pages of 5,000 1.1 GB
- * and 6-8 s, for 28 MB more of this process's peak RSS (docs/performance.md). */
+ * and 5-8 s, for 28 MB more of this process's peak RSS (docs/performance.md). */
 #define KUBE_LIST_PAGE_SIZE_DEFAULT 5000
 
 #endif

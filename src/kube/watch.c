@@ -1307,8 +1307,8 @@ static sink_result local_check(watch_cache *w, const pod *p, char *msg, size_t c
  * again (resumed from its resourceVersion, so nothing was missed) does not count. The first
  * kind that lost its view is named in msg. */
 static bool view_lost(watch_cache *w, char *msg, size_t cap) {
-  const char *lost[KIND_CYCLE_COUNT] = {0};
-  bool relist[KIND_CYCLE_COUNT] = {0};
+  const char *lost[KIND_CYCLE_COUNT] = {0};   /* a failed watch not open again: why */
+  const char *relist[KIND_CYCLE_COUNT] = {0}; /* a 410: why (only a list mends it) */
   bool any = false;
   pthread_mutex_lock(&w->mu);
   for (const wmsg *m = w->head; m; m = m->next) {
@@ -1316,10 +1316,8 @@ static bool view_lost(watch_cache *w, char *msg, size_t cap) {
       lost[m->k] = m->text;
     else if (m->kind == MSG_CONNECTED)
       lost[m->k] = NULL;
-    else if (m->kind == MSG_RELIST) {
-      relist[m->k] = true;
-      lost[m->k] = m->text;
-    }
+    else if (m->kind == MSG_RELIST)
+      relist[m->k] = m->text;
   }
   for (int k = 0; k < KIND_CYCLE_COUNT && !any; k++) {
     if (!lost[k] && !relist[k])
@@ -1329,7 +1327,7 @@ static bool view_lost(watch_cache *w, char *msg, size_t cap) {
              "not sent: the watch of %s %s since the cycle read the cluster (%s); what changed "
              "meanwhile is not known, the next cycle decides again",
              decode_kinds[k].plural, relist[k] ? "must be listed again" : "has failed",
-             lost[k] ? lost[k] : "");
+             relist[k] ? relist[k] : lost[k]);
   }
   pthread_mutex_unlock(&w->mu);
   return any;
