@@ -535,17 +535,24 @@ print("wait= in %d cycles, at most %.6f s" % (len(f), max(t["wait"] for t in f))
 EOF
 
 # ---------- 3b. pods deleted while the cycle runs: their events stop the requests ----------
-stop_sims
-python3 - "$TMP/small.json" "$TMP/three.json" <<'EOF'
+# three_pods OUT A B C [hold]: small.json with its three pods named A, B and C; with "hold" the
+# third has a finalizer that keeps it, being deleted, after its DELETE
+three_pods() {
+  python3 - "$TMP/small.json" "$@" <<'EOF'
 import json, sys
-d = json.load(open(sys.argv[1]))
+src, out, names, hold = sys.argv[1], sys.argv[2], sys.argv[3:6], sys.argv[6:] == ["hold"]
+d = json.load(open(src))
 pods = [o for o in d["items"] if o["kind"] == "Pod"]
-for o, name in zip(pods, ("pa", "pb", "pc")):
+for o, name in zip(pods, names):
     o["metadata"]["name"] = name
-# pc's finalizer keeps it, being deleted, after its DELETE
-pods[2]["metadata"]["finalizers"] = ["example.com/hold"]
-json.dump(d, open(sys.argv[2], "w"))
+if hold:
+    pods[2]["metadata"]["finalizers"] = ["example.com/hold"]
+json.dump(d, open(out, "w"))
 EOF
+}
+stop_sims
+# pc's finalizer keeps it, being deleted, after its DELETE
+three_pods "$TMP/three.json" pa pb pc hold
 # pa's eviction takes 3 s to answer: time enough to delete pb and pc meanwhile
 echo '[{"method":"POST","path":"/pods/pa/eviction$","latency":3,"count":1}]' >"$TMP/slow.json"
 taint_loop "$TMP/three.json" "$TMP/slow.json"
@@ -580,14 +587,7 @@ assert posts and posts[0] == ("pa", 201) and all(p == ("pa", 404) for p in posts
 # meanwhile qc is relabelled, its event cuts the watch, the watch fails; qb and qc, decided
 # from the view taken before, are not sent. Once the watch is open again a cycle evicts them.
 stop_sims
-python3 - "$TMP/small.json" "$TMP/three-q.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-pods = [o for o in d["items"] if o["kind"] == "Pod"]
-for o, name in zip(pods, ("qa", "qb", "qc")):
-    o["metadata"]["name"] = name
-json.dump(d, open(sys.argv[2], "w"))
-PY
+three_pods "$TMP/three-q.json" qa qb qc
 cat >"$TMP/lost.json" <<'JSON'
 [{"method": "POST", "path": "/pods/qa/eviction$", "latency": 3, "count": 1},
  {"verb": "watch", "path": "^/api/v1/pods$", "watchCut": 1, "count": 1},

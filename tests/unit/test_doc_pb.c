@@ -147,19 +147,14 @@ static void decode_both(coverage *cv, const char *file, const doc_node *item, co
   e1.msg[0] = e2.msg[0] = 0;
   int r1 = decode_object(whole, item, kind, &e1), r2 = decode_object(part, cut, kind, &e2);
   const char *name = doc_str(doc_path(item, "metadata", "name", NULL));
-  size_t nw = is_pod ? whole->pods.n : whole->nodes.n, np = is_pod ? part->pods.n : part->nodes.n;
+  size_t nw = model_object_count(whole, kind), np = model_object_count(part, kind);
   if (r1 != r2) {
     sb_printf(&cv->report, "%s: %s %s: whole %s, cut %s\n", file, kind, name ? name : "?",
               r1 ? e1.msg : "decodes", r2 ? e2.msg : "decodes");
   } else if (r1 == 0 && nw == 1 && np == 1) {
     strbuf x = {0}, y = {0};
-    if (is_pod) {
-      pod_text(&x, whole->pods.items[0]);
-      pod_text(&y, part->pods.items[0]);
-    } else {
-      node_text(&x, whole->nodes.items[0]);
-      node_text(&y, part->nodes.items[0]);
-    }
+    model_object_text(&x, whole, kind, 0);
+    model_object_text(&y, part, kind, 0);
     if (strcmp(sb_str(&x), sb_str(&y)) != 0)
       sb_printf(&cv->report, "%s: %s %s decodes differently\n--- whole\n%s--- cut\n%s", file, kind,
                 name ? name : "?", sb_str(&x), sb_str(&y));

@@ -246,31 +246,34 @@ static model *decode_page(const char *kind, const char *what, const char *body, 
   return m;
 }
 
-static void object_text(strbuf *sb, const model *m, bool pods, size_t i) {
-  if (pods)
+void model_object_text(strbuf *sb, const model *m, const char *kind, size_t i) {
+  if (strcmp(kind, "Pod") == 0)
     pod_text(sb, m->pods.items[i]);
   else
     node_text(sb, m->nodes.items[i]);
 }
 
+size_t model_object_count(const model *m, const char *kind) {
+  return strcmp(kind, "Pod") == 0 ? m->pods.n : m->nodes.n;
+}
+
 static int compare_objects(const char *kind, const char *json, size_t json_len, const char *pb,
                            size_t pb_len, size_t *objects, strbuf *report) {
-  bool pods = strcmp(kind, "Pod") == 0;
   model *mj = decode_page(kind, "JSON page", json, json_len, report);
   model *mp = decode_page(kind, "protobuf page", pb, pb_len, report);
   int diffs = 0;
   if (!mj || !mp) {
     diffs++;
   } else {
-    size_t nj = pods ? mj->pods.n : mj->nodes.n, np = pods ? mp->pods.n : mp->nodes.n;
+    size_t nj = model_object_count(mj, kind), np = model_object_count(mp, kind);
     if (nj != np) {
       sb_printf(report, "decoded %s objects: %zu from JSON, %zu from protobuf\n", kind, nj, np);
       diffs++;
     }
     for (size_t i = 0; i < nj && i < np; i++) {
       strbuf x = {0}, y = {0};
-      object_text(&x, mj, pods, i);
-      object_text(&y, mp, pods, i);
+      model_object_text(&x, mj, kind, i);
+      model_object_text(&y, mp, kind, i);
       if (strcmp(sb_str(&x), sb_str(&y)) != 0) {
         sb_printf(report, "%s %zu decodes differently\n--- from JSON\n%s--- from protobuf\n%s",
                   kind, i, sb_str(&x), sb_str(&y));

@@ -13,6 +13,11 @@ void pod_text(strbuf *sb, const pod *p);
 /* Every field of a decoded node, as pod_text. */
 void node_text(strbuf *sb, const node *n);
 
+/* m's objects of kind "Pod" or "Node": how many, and the text of the i-th (pod_text,
+ * node_text). */
+size_t model_object_count(const model *m, const char *kind);
+void model_object_text(strbuf *sb, const model *m, const char *kind, size_t i);
+
 /* The pages json and pb (the same objects of kind "Pod" or "Node", as a real API server serves
  * them both ways) read and compared: item count, the list metadata, each item's tree (the JSON
  * one cut down to the kind's schema, decode_pb_schema) and each decoded object (pod_text,
